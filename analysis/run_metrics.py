@@ -1,0 +1,24 @@
+"""metrics.json of one run: the data direction's link metrics, plus what the run verified."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.metrics import metrics_from_file
+from core.runspec import RunSpec
+
+
+def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
+    """Metrics from data.log (the data direction), with the data path's fixed delay."""
+    metrics: dict[str, Any] = metrics_from_file(run_dir / "data.log",
+                                                fixed_delay_ms=spec.delay_ms).to_dict()
+    link = meta.get("link") or {}
+    lateness = (link.get("a2b") or {}).get("lateness_us") or {}
+    metrics.update(lateness_p50_us=lateness.get("p50"), lateness_p99_us=lateness.get("p99"),
+                   lateness_max_us=lateness.get("max"),
+                   socket_drops=(link.get("a2b") or {}).get("socket_drops"))
+    verification = meta.get("verification") or {}
+    for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256"):
+        if key in verification:
+            metrics[key] = verification[key]
+    return metrics

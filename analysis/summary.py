@@ -1,0 +1,72 @@
+"""Collect finished runs of an experiment into rows, and write them as CSV."""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from core.results import ExperimentStore, read_json
+from core.runspec import RunSpec
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    spec: RunSpec
+    metrics: dict[str, Any]
+    meta: dict[str, Any]
+    path: Path
+
+
+def finished_runs(store: ExperimentStore, wanted: Iterable[RunSpec] | None = None) -> list[RunRecord]:
+    """Finished runs, optionally only those of a given matrix (current code version)."""
+    wanted_dirs = {s.dirname() for s in wanted} if wanted is not None else None
+    records = []
+    for run_dir in store.done_runs():
+        if wanted_dirs is not None and run_dir.name not in wanted_dirs:
+            continue
+        spec = RunSpec.from_dict(read_json(run_dir / "spec.json"))
+        records.append(RunRecord(spec, read_json(run_dir / "metrics.json"),
+                                 read_json(run_dir / "meta.json"), run_dir))
+    return records
+
+
+def failed_runs(store: ExperimentStore) -> list[tuple[str, str]]:
+    """(run folder, reason) for every failure on record."""
+    return [(p.name, read_json(p / "FAILED.json").get("reason", "")) for p in store.failures()]
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _fmt(row.get(k)) for k in columns})
+    return path
+
+
+def _fmt(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "" if value is None else value
+
+
+def latest_per_run(records: list[RunRecord]) -> list[RunRecord]:
+    """One record per spec ignoring code version: the most recently finished one."""
+    best: dict[str, RunRecord] = {}
+    for r in records:
+        key = r.spec.label()
+        if key not in best or _finished_at(r) > _finished_at(best[key]):
+            best[key] = r
+    return list(best.values())
+
+
+def prefer_full_runs(records: list[RunRecord]) -> list[RunRecord]:
+    """Full-mode runs (whole trace once) when there are any, else the quick ones."""
+    full = [r for r in records if r.spec.once]
+    return full if full else records
+
+
+def _finished_at(r: RunRecord) -> float:
+    return (r.path / "DONE").stat().st_mtime

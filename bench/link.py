@@ -1,0 +1,150 @@
+"""`repro bench link`: does the emulator deliver what the trace offers, and how fast can it go?
+
+(a) Conformance: a saturating sender (a fixed window far above the path's
+    bandwidth-delay product, so the queue never empties) through the
+    Verizon-LTE-short trace link. Delivered bytes are compared with the
+    opportunities counted from the trace file itself (not from the emulator's
+    log), over the span where the queue was busy; the receiver's count checks
+    the log. Lateness percentiles come from the emulator.
+(b) Fixed-rate ceiling: UDP at 110% of the configured rate through fixed-rate
+    links of rising rate; the highest rate delivering >= 99% of its
+    opportunities is reported, next to the lateness at each rate.
+The last line printed is one JSON object with every figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.mahimahi_log import parse_log
+from core.active_runs import ActiveRun
+from core.paths import ProjectPaths
+from core.traces import TraceSet, load_trace
+from schemes.base import Endpoints, ManagedProcess
+from schemes.grump import GrumpScheme
+from topologies.trace_link import LinkSide
+from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
+
+CONFORMANCE_TRACE = "Verizon-LTE-short.down"
+ACK_TRACE = "Verizon-LTE-short.up"
+SATURATING_WINDOW = 3000  # datagrams; the path's BDP is < 100
+SETTLE_S = 1.0  # ignore the first second: the queue is still filling
+RATES_MBPS = (100, 250, 500, 750, 1000, 1500, 2000)
+RATE_SECONDS = 5.0
+OPPORTUNITY_BYTES = 1504
+
+
+def _path(paths: ProjectPaths, out: Path, data: LinkSide, ack: LinkSide, queue: str,
+          active: ActiveRun) -> TracePath:
+    return TracePath(data=data, ack=ack, emulator=paths.native_binary("link", "netrepro-link"),
+                     log_dir=out, delay_ms=0 if data.rate_mbps else 20, queue=queue, once=False,
+                     active=active)
+
+
+def conformance(paths: ProjectPaths, traces: TraceSet, out: Path, seconds: float) -> dict[str, Any]:
+    data_trace = traces.resolve(CONFORMANCE_TRACE)
+    ack_trace = traces.resolve(ACK_TRACE)
+    out.mkdir(parents=True, exist_ok=True)
+    scheme = GrumpScheme("fixed-window", paths, window=SATURATING_WINDOW)
+    active = ActiveRun(paths.state_dir / "active", new_prefix())
+    with ExitStack() as stack:
+        stack.callback(active.close)
+        path = stack.enter_context(_path(paths, out, LinkSide(trace=data_trace),
+                                         LinkSide(trace=ack_trace), "infinite", active))
+        ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add)
+        stack.callback(scheme.stop)
+        scheme.start_receiver(ends)
+        path.link.start()
+        scheme.start_sender(ends, seconds)
+        scheme.wait_sender(seconds + 30)
+        scheme.stop()
+        path.link.stop_emulator()
+        stats = json.loads(path.link.stats_file.read_text())
+        facts = scheme.verify(ends)
+    log = parse_log(out / "data.log")
+    dep_t = log.departure_time
+    start, end = dep_t.min() + SETTLE_S * 1000, dep_t.max()
+    opportunities = load_trace(data_trace)
+    period = int(opportunities[-1])
+    offered = _opportunities_between(opportunities, period, start, end) * OPPORTUNITY_BYTES
+    delivered = int(log.departure_size[(dep_t > start) & (dep_t <= end)].sum())
+    received = int(facts["receiver"].get("datagrams", 0))
+    departed = int(len(dep_t))
+    lateness = stats["a2b"]["lateness_us"]
+    return {"trace": CONFORMANCE_TRACE, "seconds": seconds, "window": SATURATING_WINDOW,
+            "span_ms": [float(start), float(end)],
+            "delivered_vs_trace": delivered / offered if offered else None,
+            "offered_bytes": int(offered), "delivered_bytes": delivered,
+            "receiver_datagrams": received, "log_departures": departed,
+            "lateness_us": lateness, "socket_drops": stats.get("socket_drops")}
+
+
+def _opportunities_between(trace: np.ndarray, period: int, start: float, end: float) -> int:
+    """Opportunities with start < t <= end on the looped trace (period = last value)."""
+    def upto(t: float) -> int:
+        loops, rest = divmod(int(t), period)
+        return loops * len(trace) + int(np.searchsorted(trace, rest, side="right"))
+    return upto(end) - upto(start)
+
+
+def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    active = ActiveRun(paths.state_dir / "active", new_prefix())
+    with ExitStack() as stack:
+        stack.callback(active.close)
+        side = LinkSide(rate_mbps=rate)
+        path = stack.enter_context(_path(paths, out, side, side, "droptail:packets=1000", active))
+        server = ManagedProcess(path.receiver, ["iperf3", "-s", "-1", "-J"], out,
+                                "iperf3-server", active.add)
+        stack.callback(server.stop)
+        path.link.start()
+        time.sleep(0.3)
+        client = ManagedProcess(path.sender, ["iperf3", "-c", RECEIVER_IP, "-u", "-l", "1472",
+                                              "-b", f"{rate * 1.1:g}M", "-t", f"{seconds:g}", "-J"],
+                                out, "iperf3-client", active.add)
+        client.wait(seconds + 30)
+        server.wait(10)
+        path.link.stop_emulator()
+        stats = json.loads(path.link.stats_file.read_text())
+    a2b = stats["a2b"]
+    elapsed_s = (stats["end_ms"] - stats["start_ms"]) / 1000
+    sent = json.loads(client.stdout_path.read_text()).get("end", {}).get("sum", {})
+    return {"rate_mbps": rate,
+            "offered_mbps": sent.get("bits_per_second", 0) / 1e6,
+            "delivered_mbps": a2b["departure_bytes"] * 8 / elapsed_s / 1e6 if elapsed_s else 0,
+            "delivered_vs_opportunities": (a2b["departure_bytes"] / a2b["opportunity_bytes"]
+                                           if a2b["opportunity_bytes"] else None),
+            "queue_drops": a2b["drops"], "socket_drops": stats.get("socket_drops"),
+            "lateness_us": a2b["lateness_us"]}
+
+
+def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
+    seconds = args.seconds or 60.0
+    out = paths.results_dir / "bench" / f"link-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"bench link: (a) conformance, {seconds:g} s on {CONFORMANCE_TRACE}", flush=True)
+    result: dict[str, Any] = {"conformance": conformance(paths, traces, out / "conformance", seconds)}
+    c = result["conformance"]
+    print(f"  delivered/trace = {c['delivered_vs_trace']:.4f}; lateness p50 "
+          f"{c['lateness_us']['p50']} us, p99 {c['lateness_us']['p99']} us, "
+          f"max {c['lateness_us']['max']} us", flush=True)
+    print(f"bench link: (b) fixed-rate ceiling, {RATE_SECONDS:g} s per rate", flush=True)
+    rates = []
+    for rate in RATES_MBPS:
+        r = fixed_rate(paths, out / f"rate-{rate}", rate, RATE_SECONDS)
+        rates.append(r)
+        print(f"  {rate:5d} Mbit/s: delivered {r['delivered_mbps']:.1f} Mbit/s "
+              f"({r['delivered_vs_opportunities']:.3f} of opportunities), lateness p99 "
+              f"{r['lateness_us']['p99']} us", flush=True)
+    sustained = [r["rate_mbps"] for r in rates
+                 if (r["delivered_vs_opportunities"] or 0) >= 0.99]
+    result["fixed_rate"] = rates
+    result["max_sustained_mbps"] = max(sustained) if sustained else 0
+    result["conformance_ok"] = (c["delivered_vs_trace"] or 0) >= 0.995
+    print(json.dumps(result, sort_keys=True))
+    return 0

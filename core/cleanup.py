@@ -1,0 +1,14 @@
+"""`repro clean`: remove leftovers of our own killed runs, and nothing else."""
+from __future__ import annotations
+
+from core.active_runs import clean_leftovers
+from core.paths import ProjectPaths
+
+
+def clean_ours(paths: ProjectPaths) -> list[str]:
+    report = clean_leftovers(paths.state_dir / "active")
+    from schemes.congestion_control import CongestionControlResolver
+    resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
+                                         bpf_dir=paths.build_dir / "bpf")
+    report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
+    return report or ["nothing of ours was left over"]

@@ -1,0 +1,265 @@
+"""The `repro` command: doctor, list, run, one, report, clean, bench.
+
+Exit status: 0 success; 1 a run or check failed; 2 bad usage or input;
+3 the machine cannot run the suite (not root, not built); 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from core.paths import MissingBinary, ProjectPaths, display
+from core.runspec import RunSpec, make_params
+from core.traces import TraceError, TraceSet
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+log = logging.getLogger("repro")
+
+
+def _traces(args: argparse.Namespace, paths: ProjectPaths) -> TraceSet:
+    return TraceSet.for_project(paths.root, extra_dir=args.traces_dir)
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise PrerequisiteMissing("this command needs root (network namespaces, raw sockets, "
+                                  "BPF): run it with sudo")
+
+
+class PrerequisiteMissing(RuntimeError):
+    pass
+
+
+def cmd_doctor(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from core.doctor import run_doctor
+    return run_doctor(paths, _traces(args, paths))
+
+
+def cmd_list(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from experiments.registry import all_experiments
+    from schemes.registry import known_schemes
+    traces = _traces(args, paths)
+    print("experiments:")
+    for exp in all_experiments():
+        full = exp.matrix(quick=False)
+        quick = exp.matrix(quick=True)
+        print(f"  {exp.name:22s} {exp.title}")
+        print(f"  {'':22s} {len(full)} runs in full mode; --quick: {len(quick)} runs "
+              f"({exp.quick_note})")
+    print("schemes:")
+    for info in known_schemes():
+        print(f"  {info.name:22s} [{info.family}] {info.description}")
+    print("traces:")
+    for name in traces.known_traces():
+        print(f"  {name}")
+    return EXIT_OK
+
+
+def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from core.cleanup import clean_ours
+    _require_root()
+    for line in clean_ours(paths):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from analysis.report import write_report
+    from core.runner import MatrixRunner, print_summary
+    from experiments.registry import all_experiments, get_experiment
+    _require_root()
+    traces = _traces(args, paths)
+    experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
+    status = EXIT_OK
+    for exp in experiments:
+        specs = exp.matrix(quick=args.quick, trials=args.trials)
+        runner = MatrixRunner(paths, traces, jobs=args.jobs, force=args.force)
+        result = runner.run(exp, specs)
+        print_summary(result)
+        from core.results import ExperimentStore
+        store = ExperimentStore(paths.results_dir / exp.name)
+        for f in exp.make_figures(store, store.root):
+            print(f"wrote {display(f)}")
+        if result.interrupted:
+            return EXIT_INTERRUPTED
+        if result.failed:
+            status = EXIT_FAILED
+    print(f"wrote {display(write_report(paths))}")
+    return status
+
+
+def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from core.executor import execute
+    from core.results import ExperimentStore
+    _require_root()
+    traces = _traces(args, paths)
+    spec = RunSpec(experiment="one", scheme=args.scheme, data_trace=args.data_trace,
+                   ack_trace=args.ack_trace, delay_ms=args.delay_ms, queue=args.queue,
+                   duration_s=None if args.once else args.duration,
+                   params=make_params(window=args.window, confidence=args.confidence,
+                                      cc_impl=None if args.cc_impl == "auto" else args.cc_impl))
+    _validate_spec(spec, traces)
+    store = ExperimentStore(Path(args.out) if args.out else paths.results_dir / "one")
+    outcome = execute(spec, store, paths, traces)
+    result: dict[str, Any] = {"ok": outcome.ok, "run_dir": str(outcome.path),
+                              "scheme": spec.scheme}
+    if outcome.ok:
+        assert outcome.metrics is not None
+        result.update(outcome.metrics)
+    else:
+        result["reason"] = outcome.reason
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        for k, v in result.items():
+            print(f"{k:24s} {v}")
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
+    """Fail before building anything when the request cannot be run."""
+    from schemes.registry import known_schemes, UnknownScheme
+    if spec.scheme not in {i.name for i in known_schemes()}:
+        raise UnknownScheme(f"unknown scheme {spec.scheme!r}; known: "
+                            + ", ".join(i.name for i in known_schemes()))
+    traces.resolve(spec.data_trace)
+    traces.resolve(spec.ack_trace)
+    from core.queue_spec import parse_queue
+    parse_queue(spec.queue)
+
+
+def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from analysis.report import write_report
+    from core.results import ExperimentStore
+    from experiments.registry import all_experiments
+    for exp in all_experiments():
+        store = ExperimentStore(paths.results_dir / exp.name)
+        for f in exp.make_figures(store, store.root):
+            print(f"wrote {display(f)}")
+    print(f"wrote {display(write_report(paths))}")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    import importlib
+    _require_root()
+    module = importlib.import_module(f"bench.{args.what}")
+    return module.main(paths, _traces(args, paths), args)
+
+
+def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    """Internal: one run of a matrix, in a child process of `repro run`."""
+    from core.executor import execute
+    from core.results import ExperimentStore
+    spec = RunSpec.from_dict(json.loads(args.spec_json))
+    store = ExperimentStore(paths.results_dir / args.experiment)
+    outcome = execute(spec, store, paths, _traces(args, paths))
+    print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path)}))
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="repro", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces-dir", default=os.environ.get("NETREPRO_TRACES"),
+                        help="a directory holding the cellular traces (env NETREPRO_TRACES)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("doctor", help="check every prerequisite and say how to fix what is missing")
+    sub.add_parser("list", help="list experiments, schemes and traces")
+    sub.add_parser("clean", help="remove leftovers of our own killed runs (never anything else)")
+    sub.add_parser("report", help="regenerate figures and results/index.html from artifacts")
+
+    run = sub.add_parser("run", help="run an experiment's matrix (resumable)")
+    run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
+    run.add_argument("--quick", action="store_true", help="the short version of the matrix")
+    run.add_argument("--jobs", type=_positive_int, default=1, help="runs side by side")
+    run.add_argument("--force", action="store_true", help="redo runs that are already done")
+    run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
+
+    one = sub.add_parser("one", help="one run, metrics printed")
+    one.add_argument("--scheme", required=True)
+    one.add_argument("--window", type=_positive_int, help="fixed-window: datagrams in flight")
+    one.add_argument("--confidence", type=float,
+                     help="sprout, sprout-ewma: forecast percentile (default 0.05)")
+    one.add_argument("--cc-impl", choices=("auto", "kernel", "ebpf"), default="auto",
+                     help="TCP: which provider must serve the congestion control")
+    one.add_argument("--data-trace", required=True, help="trace name or path (data direction)")
+    one.add_argument("--ack-trace", required=True, help="trace name or path (ack direction)")
+    one.add_argument("--delay-ms", type=_non_negative_int, default=20,
+                     help="fixed delay each way (default 20)")
+    one.add_argument("--queue", default="infinite",
+                     help="infinite | droptail:packets=N | droptail:bytes=N")
+    span = one.add_mutually_exclusive_group(required=True)
+    span.add_argument("--duration", type=float, help="seconds (the trace loops)")
+    span.add_argument("--once", action="store_true", help="the whole data trace once")
+    one.add_argument("--out", help="results folder (default results/one)")
+    one.add_argument("--json", action="store_true", help="print one JSON object")
+
+    bench = sub.add_parser("bench", help="benchmarks: link")
+    bench.add_argument("what", choices=("link",))
+    bench.add_argument("--seconds", type=float, default=None, help="shorter/longer measurement")
+
+    ex = sub.add_parser("_execute")
+    ex.add_argument("--experiment", required=True)
+    ex.add_argument("--spec-json", required=True)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
+    "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
+    "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
+}
+
+
+def _interrupt_once(signum: int, frame: Any) -> None:
+    """First SIGINT/SIGTERM raises KeyboardInterrupt; later ones are ignored so teardown finishes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    signal.signal(signal.SIGINT, _interrupt_once)
+    signal.signal(signal.SIGTERM, _interrupt_once)
+    paths = ProjectPaths()
+    from core.queue_spec import QueueSpecError
+    from experiments.registry import UnknownExperiment
+    from schemes.base import SchemeUnavailable
+    from schemes.registry import UnknownScheme
+    try:
+        return COMMANDS[args.command](args, paths)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_PREREQ

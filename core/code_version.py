@@ -1,0 +1,25 @@
+"""The version of the code whose change should invalidate finished runs."""
+from __future__ import annotations
+
+import functools
+import hashlib
+
+from core.paths import REPO_ROOT
+
+# Measurement code: the emulator, the endpoints, the topology and the schemes.
+# Analysis and plotting are not here: figures regenerate without rerunning.
+_MEASUREMENT_DIRS = ("native", "topologies", "schemes")
+_SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt"}
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    digest = hashlib.sha256()
+    for top in _MEASUREMENT_DIRS:
+        base = REPO_ROOT / top
+        for path in sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in _SUFFIXES):
+            if "__pycache__" in path.parts or path.stem.endswith("_test"):
+                continue
+            digest.update(str(path.relative_to(REPO_ROOT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]

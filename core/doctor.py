@@ -1,0 +1,189 @@
+"""`repro doctor`: one line per prerequisite, a fix for each failure.
+
+Required checks failing make the exit status 1 (the suite cannot run);
+warnings name what a particular experiment or scheme will lack.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from core.paths import ProjectPaths
+from core.traces import TraceError, TraceSet
+
+PYTHON = "/usr/bin/python3"
+INSTALL = "run ./setup/install.sh as root"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+    def line(self) -> str:
+        tag = "ok" if self.ok else ("FAIL" if self.required else "warn")
+        text = f"[{tag:>4}] {self.name}: {self.detail}"
+        if not self.ok and self.fix:
+            text += f"\n       fix: {self.fix}"
+        return text
+
+
+def _run(args: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+
+
+def check_root() -> list[Check]:
+    ok = os.geteuid() == 0
+    return [Check("root", ok, "running as root" if ok else f"running as uid {os.geteuid()}",
+                  "run with sudo (namespaces, raw sockets and BPF need root)")]
+
+
+def check_python() -> list[Check]:
+    checks = []
+    for module, required, why in (("mininet", True, "topologies"), ("numpy", True, "metrics"),
+                                  ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
+                                  ("rich", True, "progress"), ("jinja2", True, "the report"),
+                                  ("pytest", True, "tests"), ("os_ken", False, "PRR controller")):
+        result = _run([PYTHON, "-c", f"import {module}; print(getattr({module}, '__version__', ''))"])
+        ok = result.returncode == 0
+        detail = f"{module} {result.stdout.strip()}".strip() if ok else f"cannot import {module} ({why})"
+        checks.append(Check(f"python {module}", ok, detail, INSTALL, required))
+    return checks
+
+
+def check_commands() -> list[Check]:
+    checks = []
+    for cmd, required, why in (("mnexec", True, "Mininet"), ("iperf3", True, "TCP schemes"),
+                               ("ethtool", True, "offloads off"), ("ip", True, "links"),
+                               ("ss", True, "congestion-control check"),
+                               ("tcpdump", False, "packet captures"),
+                               ("bpftool", False, "eBPF congestion controls"),
+                               ("clang", False, "building eBPF congestion controls")):
+        path = shutil.which(cmd)
+        checks.append(Check(f"command {cmd}", path is not None,
+                            path or f"not found ({why})", INSTALL, required))
+    return checks
+
+
+def check_native(paths: ProjectPaths) -> list[Check]:
+    checks = []
+    for component, name, required in (("link", "netrepro-link", True),
+                                      ("grump", "grump-sender", True),
+                                      ("grump", "grump-receiver", True),
+                                      ("sprout", "sprout-sender", False),
+                                      ("sprout", "sprout-receiver", False)):
+        path = paths.build_dir / component / name
+        checks.append(Check(f"built {name}", path.is_file(),
+                            str(path.relative_to(paths.root)) if path.is_file() else "not built",
+                            INSTALL, required))
+    return checks
+
+
+def check_kernel() -> list[Check]:
+    checks = [Check("network namespaces", Path("/proc/self/ns/net").exists(),
+                    "/proc/self/ns/net", "a kernel with CONFIG_NET_NS")]
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close()
+        checks.append(Check("AF_PACKET raw sockets", True, "available"))
+    except OSError as e:
+        checks.append(Check("AF_PACKET raw sockets", False, str(e),
+                            "run as root on a kernel with CONFIG_PACKET"))
+    checks.append(_check_veth())
+    btf = Path("/sys/kernel/btf/vmlinux")
+    checks.append(Check("kernel BTF", btf.exists(), str(btf) if btf.exists() else "absent",
+                        "a kernel built with CONFIG_DEBUG_INFO_BTF (needed for eBPF variants)",
+                        required=False))
+    probe = Path("/sys/kernel/tracing/events/tcp/tcp_probe")
+    checks.append(Check("tracepoint tcp:tcp_probe", probe.exists(),
+                        "available" if probe.exists() else "tracefs not mounted or no tcp_probe",
+                        "mount -t tracefs nodev /sys/kernel/tracing", required=False))
+    return checks
+
+
+def _check_veth() -> Check:
+    name = f"nrdoc{os.getpid() % 100000}"
+    result = _run(["ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"])
+    if result.returncode != 0:
+        return Check("veth", False, result.stderr.strip() or "cannot create a veth pair",
+                     "a kernel with CONFIG_VETH, and root")
+    _run(["ip", "link", "del", name])
+    return Check("veth", True, "created and removed a test pair")
+
+
+def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
+    from schemes.congestion_control import CongestionControlResolver
+    from schemes.registry import TCP_VARIANTS
+    resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
+                                         bpf_dir=paths.build_dir / "bpf")
+    available = resolver.available_variants()
+    checks = []
+    for variant in TCP_VARIANTS:
+        provider = available.get(variant)
+        checks.append(Check(f"congestion control {variant}", provider is not None,
+                            f"served by {provider}" if provider else "no provider",
+                            f"load the module tcp_{variant}, or build native/ so the eBPF "
+                            f"version exists ({INSTALL})", required=False))
+    return checks
+
+
+def check_ovs() -> list[Check]:
+    if shutil.which("ovs-vsctl") is None:
+        return [Check("Open vSwitch", False, "ovs-vsctl not installed (PRR experiment)",
+                      INSTALL, required=False)]
+    result = _run(["ovs-vsctl", "--timeout=3", "show"])
+    if result.returncode != 0:
+        return [Check("Open vSwitch", False, "ovsdb-server/ovs-vswitchd not running "
+                      "(PRR experiment)", "./setup/start-ovs.sh", required=False)]
+    datapath = "kernel" if Path("/sys/module/openvswitch").exists() else "userspace (netdev)"
+    return [Check("Open vSwitch", True, f"running, {datapath} datapath", required=False)]
+
+
+def check_traces(traces: TraceSet, required_names: set[str]) -> list[Check]:
+    checks = []
+    for name in traces.known_traces():
+        required = name in required_names
+        try:
+            path = traces.resolve(name)
+            checks.append(Check(f"trace {name}", True, f"verified ({path})", required=required))
+        except TraceError as e:
+            checks.append(Check(f"trace {name}", False, str(e).splitlines()[0],
+                                "set NETREPRO_TRACES=DIR or run ./setup/install.sh with "
+                                "network access", required=required))
+    return checks
+
+
+def required_traces() -> set[str]:
+    from experiments.registry import all_experiments
+    names = set()
+    for exp in all_experiments():
+        for spec in exp.matrix(quick=True):
+            names.update((spec.data_trace, spec.ack_trace))
+    return names
+
+
+def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
+    groups: list[Callable[[], list[Check]]] = [
+        check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
+        lambda: check_congestion_controls(paths), check_ovs,
+        lambda: check_traces(traces, required_traces()),
+    ]
+    failed = 0
+    for group in groups:
+        try:
+            checks = group()
+        except Exception as e:  # a broken check must not hide the others
+            checks = [Check(getattr(group, "__name__", "check"), False, f"check crashed: {e}")]
+        for check in checks:
+            print(check.line())
+            failed += int(check.required and not check.ok)
+    print("doctor: " + ("everything required is in place" if not failed
+                        else f"{failed} required check(s) failed"))
+    return 0 if failed == 0 else 1

@@ -1,0 +1,118 @@
+"""Execute one RunSpec: network up, emulator and scheme, artifacts, metrics, DONE.
+
+A run either ends in runs/<run>/ with DONE, or in failed/<run>-<time>/ with
+FAILED.json naming the reason; its partial artifacts are kept either way.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis.run_metrics import compute_run_metrics
+from core.active_runs import ActiveRun
+from core.environment import environment
+from core.paths import ProjectPaths
+from core.results import ExperimentStore, read_json, write_json
+from core.runspec import RunSpec
+from core.traces import TraceSet, trace_duration_ms
+from schemes.base import Endpoints, StillRunning
+from schemes.registry import make_scheme
+from topologies.trace_link import LinkSide
+from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
+
+log = logging.getLogger(__name__)
+
+# Time allowed past the planned duration for a sender to wrap up.
+SENDER_GRACE_S = 30.0
+POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    spec: RunSpec
+    ok: bool
+    path: Path
+    reason: str = ""
+    metrics: dict[str, Any] | None = None
+
+
+def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
+    if spec.duration_s is not None:
+        return float(spec.duration_s)
+    return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
+
+
+def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
+            traces: TraceSet) -> RunOutcome:
+    tmp = store.new_temp_dir(spec)
+    meta: dict[str, Any] = {"spec": spec.to_dict(), "run_id": spec.run_id(),
+                            "environment": environment(), "started": time.time()}
+    try:
+        _measure(spec, tmp, paths, traces, meta)
+        metrics = compute_run_metrics(tmp, spec, meta)
+        write_json(tmp / "metrics.json", metrics)
+        meta["wall_time_s"] = time.time() - meta["started"]
+        write_json(tmp / "meta.json", meta)
+        return RunOutcome(spec, True, store.commit(tmp, spec), metrics=metrics)
+    except KeyboardInterrupt:
+        meta["wall_time_s"] = time.time() - meta["started"]
+        write_json(tmp / "meta.json", meta)
+        store.fail(tmp, spec, "interrupted by the user (Ctrl-C)")
+        raise
+    except Exception as e:  # the run fails; the matrix goes on
+        reason = f"{type(e).__name__}: {e}"
+        log.error("run %s failed: %s", spec.label(), reason)
+        meta["wall_time_s"] = time.time() - meta["started"]
+        write_json(tmp / "meta.json", meta)
+        dest = store.fail(tmp, spec, reason, traceback.format_exc())
+        return RunOutcome(spec, False, dest, reason=reason)
+
+
+def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
+             meta: dict[str, Any]) -> None:
+    data_trace = traces.resolve(spec.data_trace)
+    ack_trace = traces.resolve(spec.ack_trace)
+    duration_s = planned_duration_s(spec, traces)
+    meta["traces"] = {"data": str(data_trace), "ack": str(ack_trace)}
+    meta["duration_s"] = duration_s
+    scheme = make_scheme(spec, paths)
+    meta["scheme"] = scheme.describe()
+    emulator = paths.native_binary("link", "netrepro-link")
+    with ExitStack() as stack:
+        meta["provider"] = scheme.prepare(stack)
+        active = ActiveRun(paths.state_dir / "active", new_prefix())
+        stack.callback(active.close)
+        meta["prefix"] = active.prefix
+        path = stack.enter_context(TracePath(
+            data=LinkSide(trace=data_trace), ack=LinkSide(trace=ack_trace), emulator=emulator,
+            log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=spec.once,
+            active=active))
+        assert path.link is not None
+        ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add)
+        stack.callback(scheme.stop)
+        scheme.start_receiver(ends)
+        path.link.start()
+        scheme.start_sender(ends, duration_s)
+        deadline = time.monotonic() + duration_s + SENDER_GRACE_S
+        while True:
+            try:
+                scheme.wait_sender(POLL_S)
+                break
+            except StillRunning:
+                path.link.check_alive()
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"sender still running {SENDER_GRACE_S:.0f} s after "
+                                       f"its planned {duration_s:.0f} s") from None
+        # Emulator first: everything it put on the wire has then reached the receiver,
+        # so the receiver's count can be checked against the emulator's.
+        path.link.check_alive()
+        path.link.stop_emulator()
+        scheme.stop()
+        meta["verification"] = scheme.verify(ends)
+    stats = out / "link-stats.json"
+    meta["link"] = read_json(stats) if stats.exists() else None

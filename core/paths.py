@@ -1,0 +1,52 @@
+"""Where the project's pieces live, relative to the repository root."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class MissingBinary(RuntimeError):
+    """A native program the run needs has not been built."""
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    root: Path = REPO_ROOT
+    # NETREPRO_RESULTS moves the results tree (tests use a temporary one).
+    results_override: Path | None = field(
+        default_factory=lambda: Path(os.environ["NETREPRO_RESULTS"])
+        if os.environ.get("NETREPRO_RESULTS") else None)
+
+    @property
+    def build_dir(self) -> Path:
+        return self.root / "build" / "native"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.results_override or self.root / "results"
+
+    @property
+    def state_dir(self) -> Path:
+        """Machine-local state: trace cache, registrations, active-run records."""
+        return self.root / "var"
+
+    def native_binary(self, component: str, name: str) -> Path:
+        path = self.build_dir / component / name
+        if not path.is_file():
+            raise MissingBinary(
+                f"{name} is not built (expected {path.relative_to(self.root)}); "
+                "run `./setup/install.sh` (or `cmake -S native -B build/native && "
+                "make -C build/native`)"
+            )
+        return path
+
+
+def display(path: Path) -> str:
+    """A path relative to the repository when it is inside it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,66 @@
+"""RunSpec: the frozen description of one run, and its id."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from core.code_version import code_version
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    experiment: str
+    scheme: str
+    data_trace: str
+    ack_trace: str
+    delay_ms: int = 20
+    queue: str = "infinite"
+    duration_s: float | None = None  # None means the whole data trace once (`--once`)
+    trial: int = 1
+    # Scheme parameters as sorted (key, value) pairs so the spec stays hashable.
+    params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def once(self) -> bool:
+        return self.duration_s is None
+
+    def param(self, key: str, default: Any = None) -> Any:
+        return dict(self.params).get(key, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["params"] = dict(self.params)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RunSpec":
+        values = dict(d)
+        values["params"] = tuple(sorted(dict(values.get("params", {})).items()))
+        return cls(**values)
+
+    def run_id(self) -> str:
+        """Hash of the spec and of the code that shapes its results."""
+        blob = json.dumps({"spec": self.to_dict(), "code": code_version()}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    def label(self) -> str:
+        """A human-readable name: scheme, parameters, traces, trial."""
+        parts = [self.scheme]
+        parts += [f"{k}{v}" for k, v in self.params]
+        parts.append(_short_trace(self.data_trace))
+        parts.append(f"t{self.trial}")
+        return re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(str(p) for p in parts))
+
+    def dirname(self) -> str:
+        return f"{self.label()}-{self.run_id()}"
+
+
+def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, v) for k, v in kwargs.items() if v is not None))
+
+
+def _short_trace(trace: str) -> str:
+    return trace.rsplit("/", 1)[-1]

@@ -1,0 +1,21 @@
+"""Every experiment the suite can run, by name."""
+from __future__ import annotations
+
+from experiments.base import Experiment
+from experiments.contest_warmup_a import ContestWarmupA
+
+
+class UnknownExperiment(ValueError):
+    pass
+
+
+def all_experiments() -> list[Experiment]:
+    return [ContestWarmupA()]
+
+
+def get_experiment(name: str) -> Experiment:
+    for exp in all_experiments():
+        if exp.name == name:
+            return exp
+    raise UnknownExperiment(f"unknown experiment {name!r}; known: "
+                            + ", ".join(e.name for e in all_experiments()))

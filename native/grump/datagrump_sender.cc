@@ -1,0 +1,159 @@
+#include "datagrump_sender.hh"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "clock.hh"
+#include "contest_message.hh"
+#include "system_error.hh"
+
+namespace netrepro::grump {
+
+namespace {
+// Linux reports an ICMP error (e.g. port unreachable) on the next call on a
+// connected UDP socket. With no receiver yet that is expected, not fatal.
+bool is_icmp_error(const SystemError& e) {
+  return e.error_number() == ECONNREFUSED || e.error_number() == EHOSTUNREACH ||
+         e.error_number() == ENETUNREACH;
+}
+}  // namespace
+
+DatagrumpSender::DatagrumpSender(const Address& peer, Controller& controller,
+                                 std::ostream* ack_log, std::ostream* debug)
+    : controller_(controller), ack_log_(ack_log), debug_(debug) {
+  socket_.connect(peer);
+}
+
+bool DatagrumpSender::window_is_open() {
+  const unsigned int window = controller_.window_size();
+  if (debug_ != nullptr) {
+    *debug_ << "At time " << epoch_ms() << " window size is " << window << '\n';
+  }
+  return sequence_number_ - next_ack_expected_ < window;
+}
+
+void DatagrumpSender::send_datagram(bool after_timeout) {
+  const uint64_t send_ts = epoch_ms();
+  const ContestMessage message = ContestMessage::data(sequence_number_, send_ts);
+  const std::string wire = message.serialize();
+  // A pending ICMP error makes send() fail once without sending; try again
+  // so the sequence stays gap-free when the error was only a report.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      socket_.send(wire);
+      break;
+    } catch (const SystemError& e) {
+      if (!is_icmp_error(e)) {
+        throw;
+      }
+      ++counters_.icmp_errors;
+    }
+  }
+  // Counted as sent either way: like a loss in the network, the window will see it.
+  ++sequence_number_;
+  ++counters_.datagrams_sent;
+  if (after_timeout) {
+    ++counters_.timeouts;
+  }
+  controller_.datagram_was_sent(message.header().sequence_number, send_ts, after_timeout);
+  if (debug_ != nullptr) {
+    *debug_ << "At time " << send_ts << " sent datagram " << message.header().sequence_number
+            << " (timeout = " << after_timeout << ")\n";
+  }
+}
+
+void DatagrumpSender::receive_ack() {
+  ReceivedDatagram received;
+  try {
+    received = socket_.recv();
+  } catch (const SystemError& e) {
+    if (!is_icmp_error(e)) {
+      throw;
+    }
+    ++counters_.icmp_errors;
+    return;
+  }
+  // Kernel receive time in ms on CLOCK_REALTIME, as datagrump's recd.timestamp.
+  const uint64_t arrival =
+      received.kernel_timestamp_us != 0 ? received.kernel_timestamp_us / 1000 : epoch_ms();
+  std::optional<ContestMessage> ack;
+  try {
+    ack = ContestMessage::parse(received.payload);
+  } catch (const MalformedDatagram&) {
+    ++counters_.malformed_datagrams;
+    return;
+  }
+  if (!ack->is_ack()) {
+    ++counters_.malformed_datagrams;  // datagrump throws here; we count and go on
+    return;
+  }
+  const ContestHeader& h = ack->header();
+  next_ack_expected_ = std::max(next_ack_expected_, h.ack_sequence_number + 1);
+  const uint64_t rtt = arrival >= h.ack_send_timestamp ? arrival - h.ack_send_timestamp : 0;
+  ++counters_.acks_received;
+  counters_.rtts_ms.push_back(rtt);
+  controller_.ack_received(h.ack_sequence_number, h.ack_send_timestamp, h.ack_recv_timestamp,
+                           arrival);
+  if (debug_ != nullptr) {
+    *debug_ << "At time " << arrival << " received ack for datagram " << h.ack_sequence_number
+            << " (send @ time " << h.ack_send_timestamp << ", received @ time "
+            << h.ack_recv_timestamp << " by receiver's clock)\n";
+  }
+  if (ack_log_ != nullptr) {
+    *ack_log_ << arrival << ' ' << h.ack_sequence_number << ' ' << rtt << ' '
+              << controller_.window_size() << '\n';
+  }
+}
+
+void DatagrumpSender::run(uint64_t duration_ms, SignalFd& stop) {
+  const uint64_t deadline = monotonic_ms() + duration_ms;
+  std::array<pollfd, 2> fds{};
+  fds[0].fd = socket_.fd();
+  fds[0].events = POLLIN;
+  fds[1].fd = stop.fd();
+  fds[1].events = POLLIN;
+
+  while (true) {
+    // Close the window; the window is asked again after every send.
+    while (window_is_open() && monotonic_ms() < deadline) {
+      send_datagram(false);
+    }
+    const uint64_t now = monotonic_ms();
+    if (now >= deadline) {
+      return;
+    }
+    const unsigned int timeout = controller_.timeout_ms();
+    const uint64_t remaining = deadline - now;
+    const bool cut_by_deadline = remaining < timeout;
+    const int wait = static_cast<int>(std::min<uint64_t>(timeout, remaining));
+    for (auto& p : fds) {
+      p.revents = 0;
+    }
+    const int ready = ::poll(fds.data(), fds.size(), wait);
+    if (ready < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw SystemError("poll(sender socket, signalfd)", errno);
+    }
+    if (fds[1].revents != 0) {
+      stop.read_signal();
+      counters_.stopped_by_signal = true;
+      return;
+    }
+    if (ready == 0) {
+      if (!cut_by_deadline) {
+        send_datagram(true);  // get things moving again
+      }
+      continue;
+    }
+    if (fds[0].revents & (POLLIN | POLLERR)) {
+      receive_ack();
+    }
+  }
+}
+
+}  // namespace netrepro::grump

@@ -1,0 +1,25 @@
+#include "lateness_recorder.hh"
+
+namespace netrepro {
+
+LatenessRecorder::LatenessRecorder(const std::string& path) {
+  if (!path.empty()) file_ = std::make_unique<BufferedWriter>(path, 4 << 20, true);
+}
+
+void LatenessRecorder::record(uint64_t scheduled_us, uint64_t sent_us) {
+  // We never send before the schedule, so lateness is >= 0; clamp defensively.
+  const uint64_t lateness = sent_us > scheduled_us ? sent_us - scheduled_us : 0;
+  histogram_.add(lateness);
+  if (file_) {
+    file_->append_number(scheduled_us);
+    file_->append_char(' ');
+    file_->append_number(lateness);
+    file_->append_char('\n');
+  }
+}
+
+void LatenessRecorder::flush() {
+  if (file_) file_->flush();
+}
+
+}  // namespace netrepro

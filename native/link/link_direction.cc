@@ -1,0 +1,62 @@
+#include "link_direction.hh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace netrepro {
+
+StageOrder parse_stage_order(const std::string& text) {
+  if (text == "queue-delay") return StageOrder::QueueThenDelay;
+  if (text == "delay-queue") return StageOrder::DelayThenQueue;
+  throw std::invalid_argument("order '" + text + "' is not queue-delay or delay-queue");
+}
+
+std::string to_string(StageOrder order) {
+  return order == StageOrder::QueueThenDelay ? "queue-delay" : "delay-queue";
+}
+
+LinkDirection::LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order)
+    : queue_(std::move(queue)), delay_(std::move(delay)), order_(order) {}
+
+void LinkDirection::drain_delay(uint64_t now_us, std::vector<Release>& ready) {
+  while (delay_.next_release_us() <= now_us) ready.push_back(delay_.pop());
+}
+
+void LinkDirection::arrive(Packet packet, uint64_t now_us, std::vector<Release>& ready) {
+  if (order_ == StageOrder::QueueThenDelay) {
+    departures_.clear();
+    queue_.enqueue(std::move(packet), now_us, departures_);
+    for (Departure& d : departures_) delay_.push(std::move(d.packet), d.departure_us);
+    drain_delay(now_us, ready);
+  } else {
+    // Everything due before this arrival enters the queue first, in time order.
+    advance(now_us, ready);
+    delay_.push(std::move(packet), now_us);
+    advance(now_us, ready);
+  }
+}
+
+void LinkDirection::advance(uint64_t now_us, std::vector<Release>& ready) {
+  departures_.clear();
+  if (order_ == StageOrder::QueueThenDelay) {
+    queue_.advance(now_us, departures_);
+    for (Departure& d : departures_) delay_.push(std::move(d.packet), d.departure_us);
+    drain_delay(now_us, ready);
+    return;
+  }
+  // The queue sees each packet at its scheduled release from the delay stage, so its
+  // opportunities before that instant are served first (enqueue advances the queue).
+  while (delay_.next_release_us() <= now_us) {
+    Release r = delay_.pop();
+    queue_.enqueue(std::move(r.packet), r.release_us, departures_);
+  }
+  queue_.advance(now_us, departures_);
+  for (Departure& d : departures_) ready.push_back(Release{std::move(d.packet), d.departure_us});
+}
+
+uint64_t LinkDirection::next_event_us() const {
+  return std::min(queue_.next_busy_us(), delay_.next_release_us());
+}
+
+}  // namespace netrepro

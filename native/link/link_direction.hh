@@ -1,0 +1,47 @@
+// One direction of the link: a trace queue and a fixed delay, in either order.
+// queue-delay: arrival -> queue -> delay -> out (mm-link then mm-delay, the data path);
+// delay-queue: arrival -> delay -> queue -> out (the ack path of `mm-delay D mm-link DATA ACK`).
+// Clock-free: the caller passes times in microseconds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "delay_line.hh"
+#include "trace_queue.hh"
+
+namespace netrepro {
+
+enum class StageOrder { QueueThenDelay, DelayThenQueue };
+
+// Parses "queue-delay" / "delay-queue"; throws std::invalid_argument otherwise.
+StageOrder parse_stage_order(const std::string& text);
+std::string to_string(StageOrder order);
+
+class LinkDirection {
+ public:
+  LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order);
+
+  // A packet (with its size set) enters the direction at now_us. Packets due by now_us are
+  // appended to `ready` with their scheduled release time.
+  void arrive(Packet packet, uint64_t now_us, std::vector<Release>& ready);
+  // Runs every stage up to now_us, appending packets due by then to `ready`.
+  void advance(uint64_t now_us, std::vector<Release>& ready);
+  // The next time something happens that needs a wake-up (kNever if nothing pending).
+  uint64_t next_event_us() const;
+
+  const TraceQueue& queue() const { return queue_; }
+  const DelayLine& delay() const { return delay_; }
+  StageOrder order() const { return order_; }
+
+ private:
+  void drain_delay(uint64_t now_us, std::vector<Release>& ready);
+
+  TraceQueue queue_;
+  DelayLine delay_;
+  StageOrder order_;
+  std::vector<Departure> departures_;  // scratch, reused to avoid allocations
+};
+
+}  // namespace netrepro

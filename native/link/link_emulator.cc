@@ -1,0 +1,251 @@
+#include "link_emulator.hh"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <sstream>
+#include <utility>
+
+#include "buffered_writer.hh"
+#include "clock.hh"
+#include "system_error.hh"
+
+namespace netrepro {
+
+namespace {
+
+// Above this fixed rate a `#` line per opportunity would dwarf the rest of the log.
+constexpr double kMaxLoggedOpportunityRateMbps = 100.0;
+constexpr uint64_t kStatsIntervalUs = 1000000;
+// Reading more than this many batches in a row would starve the schedule.
+constexpr int kMaxBatchesPerWake = 8;
+
+std::string format_rate(double mbps) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%g", mbps);
+  return text;
+}
+
+bool logs_opportunities(const DirectionPlan& p) {
+  return !p.options.rate_mbps.has_value() || *p.options.rate_mbps <= kMaxLoggedOpportunityRateMbps;
+}
+
+// Size on mahimahi's basis (IP length + 4) for IPv4 frames; 0 for anything else.
+uint32_t ipv4_size(const char* frame, uint32_t length) {
+  if (length < 14) return 0;
+  const unsigned ethertype = (static_cast<unsigned char>(frame[12]) << 8) |
+                             static_cast<unsigned char>(frame[13]);
+  if (ethertype != 0x0800) return 0;
+  if (length >= 14 + 20) {
+    // Trust the IP total length when it fits: padding of short frames is not IP data.
+    const unsigned total = (static_cast<unsigned char>(frame[16]) << 8) |
+                           static_cast<unsigned char>(frame[17]);
+    if (total >= 20 && total <= length - 14) return total + 4;
+  }
+  return mahimahi_size(length);
+}
+
+void append_direction_json(std::ostringstream& j, const std::string& name,
+                           const TraceQueue& q, const DelayLine& delay,
+                           const LatencyHistogram& h, uint64_t socket_drops, uint64_t non_ip,
+                           uint64_t sent, uint64_t send_errors, uint64_t truncated) {
+  const TraceQueueCounters& c = q.counters();
+  const std::vector<uint64_t> p = h.percentiles({0.5, 0.99, 0.999});
+  j << "  \"" << name << "\": {\n"
+    << "    \"arrivals\": " << c.arrivals << ",\n"
+    << "    \"arrival_bytes\": " << c.arrival_bytes << ",\n"
+    << "    \"drops\": " << c.drops << ",\n"
+    << "    \"drop_bytes\": " << c.drop_bytes << ",\n"
+    << "    \"departures\": " << c.departures << ",\n"
+    << "    \"departure_bytes\": " << c.departure_bytes << ",\n"
+    << "    \"opportunities\": " << c.opportunities << ",\n"
+    << "    \"opportunity_bytes\": " << c.opportunity_bytes << ",\n"
+    << "    \"queue_bytes_at_end\": " << q.queued_bytes() << ",\n"
+    << "    \"queue_packets_at_end\": " << q.queued_packets() << ",\n"
+    << "    \"delay_line_packets_at_end\": " << delay.size() << ",\n"
+    << "    \"sent\": " << sent << ",\n"
+    << "    \"send_errors\": " << send_errors << ",\n"
+    << "    \"socket_drops\": " << socket_drops << ",\n"
+    << "    \"truncated_frames\": " << truncated << ",\n"
+    << "    \"non_ip_forwarded\": " << non_ip << ",\n"
+    << "    \"lateness_us\": {\"p50\": " << p[0] << ", \"p99\": " << p[1]
+    << ", \"p999\": " << p[2] << ", \"max\": " << h.max()
+    << ", \"count\": " << h.count() << "}\n"
+    << "  }";
+}
+
+}  // namespace
+
+LinkEmulator::LinkEmulator(const Options& options, DirectionPlan a2b, DirectionPlan b2a)
+    : options_(options),
+      init_ms_(monotonic_ms()),
+      socket_a_(options.iface_a),
+      socket_b_(options.iface_b),
+      stats_(options.stats) {
+  a2b_.plan = std::move(a2b);
+  b2a_.plan = std::move(b2a);
+  a2b_.in = &socket_a_;
+  a2b_.out = &socket_b_;
+  b2a_.in = &socket_b_;
+  b2a_.out = &socket_a_;
+  for (Direction* d : {&a2b_, &b2a_}) {
+    d->log = std::make_unique<LinkLog>(d->plan.options.log, logs_opportunities(d->plan));
+    d->lateness = std::make_unique<LatenessRecorder>(d->plan.options.lateness);
+  }
+}
+
+void LinkEmulator::start(Direction& d, uint64_t base_ms) {
+  const DirectionPlan& p = d.plan;
+  OpportunitySchedule schedule =
+      p.trace ? OpportunitySchedule::from_trace(p.trace->timestamps_ms(), options_.once, base_ms)
+              : OpportunitySchedule::fixed_rate(*p.options.rate_mbps, base_ms * 1000);
+  const bool every = logs_opportunities(p);
+  TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
+  d.link = std::make_unique<LinkDirection>(std::move(queue), DelayLine(p.options.delay_ms * 1000),
+                                           p.order);
+  const std::string from = d.in->iface(), to = d.out->iface();
+  std::vector<std::string> header = {
+      "netrepro-link",
+      "command line: " + options_.command_line,
+      "direction: " + p.name + " (" + from + " -> " + to + ")",
+      "queue: " + p.queue.describe(),
+      "trace: " + (p.trace ? p.trace->name() : "fixed " + format_rate(*p.options.rate_mbps) + " Mbit/s"),
+      "delay: " + std::to_string(p.options.delay_ms) + " ms (" + to_string(p.order) + ")",
+      "byte basis: ip+4 (1504-byte opportunities)",
+      std::string("once: ") + (options_.once ? "yes" : "no"),
+  };
+  if (!every) {
+    header.push_back("opportunities: not logged (fixed rate above 100 Mbit/s); counted in the stats file");
+  }
+  header.push_back("clock: CLOCK_MONOTONIC milliseconds");
+  header.push_back("init timestamp: " + std::to_string(init_ms_));
+  header.push_back("base timestamp: " + std::to_string(base_ms));
+  d.log->write_header(header);
+}
+
+void LinkEmulator::receive(Direction& d) {
+  for (int batch = 0; batch < kMaxBatchesPerWake; ++batch) {
+    const std::vector<ReceivedFrame>& frames = d.in->receive_batch();
+    if (frames.empty()) return;
+    const uint64_t now = monotonic_us();
+    for (const ReceivedFrame& f : frames) {
+      const uint32_t size = ipv4_size(f.data, f.length);
+      if (size == 0) {
+        d.non_ip.emplace_back(f.data, f.length);
+        continue;
+      }
+      Packet p;
+      p.frame.assign(f.data, f.length);
+      p.size = size;
+      d.link->arrive(std::move(p), now, d.ready);
+    }
+    send_due(d);
+    if (frames.size() < PacketSocket::kBatch) return;
+  }
+}
+
+void LinkEmulator::send_due(Direction& d) {
+  if (!d.non_ip.empty()) {
+    d.to_send.clear();
+    for (const std::string& f : d.non_ip) d.to_send.push_back(&f);
+    d.out->send_batch(d.to_send);
+    d.non_ip_forwarded += d.non_ip.size();
+    d.non_ip.clear();
+  }
+  if (d.ready.empty()) return;
+  d.to_send.clear();
+  for (const Release& r : d.ready) d.to_send.push_back(&r.packet.frame);
+  const uint64_t now = monotonic_us();
+  d.out->send_batch(d.to_send);
+  for (const Release& r : d.ready) d.lateness->record(r.release_us, now);
+  d.sent += d.ready.size();
+  d.ready.clear();
+}
+
+std::string LinkEmulator::stats_json(bool final_write) {
+  std::ostringstream j;
+  j << "{\n  \"program\": \"netrepro-link\",\n"
+    << "  \"iface_a\": \"" << options_.iface_a << "\",\n"
+    << "  \"iface_b\": \"" << options_.iface_b << "\",\n"
+    << "  \"init_ms\": " << init_ms_ << ",\n"
+    << "  \"start_ms\": " << base_ms_ << ",\n"
+    << "  \"end_ms\": " << (final_write ? std::to_string(end_ms_) : "null") << ",\n"
+    << "  \"updated_ms\": " << monotonic_ms() << ",\n"
+    << "  \"complete\": " << (final_write ? "true" : "false") << ",\n";
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0) {
+    j << "  \"cpu_user_s\": " << usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 << ",\n"
+      << "  \"cpu_system_s\": " << usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6 << ",\n"
+      << "  \"involuntary_context_switches\": " << usage.ru_nivcsw << ",\n";
+  }
+  bool first = true;
+  for (Direction* d : {&a2b_, &b2a_}) {
+    if (!first) j << ",\n";
+    first = false;
+    append_direction_json(j, d->plan.name, d->link->queue(), d->link->delay(),
+                          d->lateness->histogram(), d->in->kernel_drops(), d->non_ip_forwarded,
+                          d->sent, d->out->send_errors(), d->in->truncated());
+  }
+  j << "\n}\n";
+  return j.str();
+}
+
+void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
+  // Ask for precise wake-ups: the default 50 us timer slack would add to every lateness.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+
+  base_ms_ = monotonic_ms();
+  start(a2b_, base_ms_);
+  start(b2a_, base_ms_);
+  if (!options_.ready_file.empty()) {
+    BufferedWriter ready(options_.ready_file, 64);
+    ready.append("ready base_ms=" + std::to_string(base_ms_) + "\n");
+    ready.flush();
+  }
+  uint64_t next_stats_us = monotonic_us() + kStatsIntervalUs;
+  pollfd fds[2] = {{socket_a_.fd(), POLLIN, 0}, {socket_b_.fd(), POLLIN, 0}};
+
+  while (*stop == 0) {
+    uint64_t now = monotonic_us();
+    for (Direction* d : {&a2b_, &b2a_}) {
+      d->link->advance(now, d->ready);
+      send_due(*d);
+    }
+    if (now >= next_stats_us) {
+      stats_.replace(stats_json(false));
+      next_stats_us = now + kStatsIntervalUs;
+    }
+    const uint64_t next =
+        std::min({a2b_.link->next_event_us(), b2a_.link->next_event_us(), next_stats_us});
+    now = monotonic_us();
+    const uint64_t wait_ns = next > now ? (next - now) * 1000 : 0;
+    timespec timeout{static_cast<time_t>(wait_ns / 1000000000ULL),
+                     static_cast<long>(wait_ns % 1000000000ULL)};
+    const int n = ::ppoll(fds, 2, &timeout, wait_mask);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw SystemError("ppoll on " + options_.iface_a + " and " + options_.iface_b, errno);
+    }
+    if (n == 0) continue;
+    if (fds[0].revents != 0) receive(a2b_);
+    if (fds[1].revents != 0) receive(b2a_);
+  }
+
+  // Bring the logs up to the moment we stop, send what is due, and flush everything.
+  const uint64_t now = monotonic_us();
+  end_ms_ = now / 1000;
+  for (Direction* d : {&a2b_, &b2a_}) {
+    d->link->advance(now, d->ready);
+    send_due(*d);
+    d->log->flush();
+    d->lateness->flush();
+  }
+  stats_.replace(stats_json(true));
+}
+
+}  // namespace netrepro

@@ -1,0 +1,71 @@
+// The running emulator: two packet sockets, one LinkDirection per direction, and the event
+// loop that sleeps to the next scheduled event, reads frames in batches and sends what is due.
+#pragma once
+
+#include <signal.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lateness_recorder.hh"
+#include "link_direction.hh"
+#include "link_log.hh"
+#include "options.hh"
+#include "packet_socket.hh"
+#include "queue_spec.hh"
+#include "stats_file.hh"
+#include "trace.hh"
+
+namespace netrepro {
+
+// What one direction needs before it starts: a validated trace (or a rate) and queue.
+struct DirectionPlan {
+  std::string name;  // "a2b" or "b2a"
+  DirectionOptions options;
+  std::unique_ptr<Trace> trace;  // null in fixed-rate mode
+  QueueSpec queue;
+  StageOrder order = StageOrder::QueueThenDelay;
+};
+
+class LinkEmulator {
+ public:
+  // Opens logs, lateness files and both sockets; throws SystemError naming what failed.
+  LinkEmulator(const Options& options, DirectionPlan a2b, DirectionPlan b2a);
+  // Runs until *stop becomes nonzero (set by a signal handler; signals must be blocked
+  // outside the wait, `wait_mask` is the mask used during it). Flushes everything at the end.
+  void run(volatile sig_atomic_t* stop, const sigset_t* wait_mask);
+
+ private:
+  struct Direction {
+    DirectionPlan plan;
+    std::unique_ptr<LinkLog> log;
+    std::unique_ptr<LinkDirection> link;
+    std::unique_ptr<LatenessRecorder> lateness;
+    PacketSocket* in = nullptr;
+    PacketSocket* out = nullptr;
+    std::vector<Release> ready;
+    std::vector<const std::string*> to_send;
+    std::vector<std::string> non_ip;  // forwarded at once, unqueued
+    uint64_t non_ip_forwarded = 0;
+    uint64_t sent = 0;
+  };
+
+  void start(Direction& d, uint64_t base_ms);
+  void receive(Direction& d);
+  void send_due(Direction& d);
+  std::string stats_json(bool final_write);
+
+  Options options_;
+  uint64_t init_ms_;
+  uint64_t base_ms_ = 0;
+  uint64_t end_ms_ = 0;
+  PacketSocket socket_a_;
+  PacketSocket socket_b_;
+  Direction a2b_;
+  Direction b2a_;
+  StatsFile stats_;
+};
+
+}  // namespace netrepro

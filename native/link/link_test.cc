@@ -1,0 +1,552 @@
+// Unit tests for the clock-free parts of netrepro-link. Expected times are worked out by hand
+// from mahimahi's rules (1504-byte opportunities, departure at the carrying opportunity's
+// scheduled time, only opportunities strictly after arrival, period = last trace value).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "buffered_writer.hh"
+#include "delay_line.hh"
+#include "latency_histogram.hh"
+#include "link_direction.hh"
+#include "link_log.hh"
+#include "opportunity_schedule.hh"
+#include "options.hh"
+#include "queue_spec.hh"
+#include "trace.hh"
+#include "trace_queue.hh"
+
+using namespace netrepro;
+
+namespace {
+
+constexpr uint64_t kMs = 1000;  // microseconds per millisecond
+
+struct Event {
+  char kind;
+  uint64_t time_ms;
+  uint64_t a;
+  uint64_t b;
+  bool operator==(const Event& o) const {
+    return kind == o.kind && time_ms == o.time_ms && a == o.a && b == o.b;
+  }
+};
+
+std::ostream& operator<<(std::ostream& os, const Event& e) {
+  return os << e.time_ms << " " << e.kind << " " << e.a << " " << e.b;
+}
+
+class RecordingEvents : public LinkEvents {
+ public:
+  void arrival(uint64_t t, uint32_t size) override { events.push_back({'+', t / kMs, size, 0}); }
+  void drop(uint64_t t, uint32_t n, uint64_t bytes) override {
+    events.push_back({'d', t / kMs, n, bytes});
+  }
+  void opportunity(uint64_t t, uint32_t bytes) override {
+    events.push_back({'#', t / kMs, bytes, 0});
+  }
+  void departure(uint64_t t, uint32_t size, uint64_t delay_ms) override {
+    events.push_back({'-', t / kMs, size, delay_ms});
+  }
+  std::vector<Event> of_kind(char kind) const {
+    std::vector<Event> out;
+    for (const Event& e : events)
+      if (e.kind == kind) out.push_back(e);
+    return out;
+  }
+  std::vector<Event> events;
+};
+
+Packet packet_of(uint32_t size, const std::string& tag = "") {
+  Packet p;
+  p.size = size;
+  p.frame = tag;
+  return p;
+}
+
+TraceQueue trace_queue(std::vector<uint64_t> trace, LinkEvents* events, bool once = false,
+                       const std::string& queue = "infinite", uint64_t base_ms = 0) {
+  return TraceQueue(OpportunitySchedule::from_trace(std::move(trace), once, base_ms),
+                    QueueSpec::parse(queue), events);
+}
+
+std::vector<uint64_t> departure_ms(const std::vector<Departure>& out) {
+  std::vector<uint64_t> ms;
+  for (const Departure& d : out) ms.push_back(d.departure_us / kMs);
+  return ms;
+}
+
+std::vector<uint64_t> next_opportunities_ms(OpportunitySchedule& s, int n) {
+  std::vector<uint64_t> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(s.next_us() / kMs);
+    s.consume();
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- Trace schedule --------------------------------------------------------------------------
+
+TEST(OpportunitySchedule, LoopsWithPeriodEqualToLastValue) {
+  // Trace 1,3: period 3, so 1,3 then 4,6 then 7,9.
+  auto s = OpportunitySchedule::from_trace({1, 3}, false, 100);
+  EXPECT_EQ(next_opportunities_ms(s, 6), (std::vector<uint64_t>{101, 103, 104, 106, 107, 109}));
+}
+
+TEST(OpportunitySchedule, TraceStartingAtZeroGivesTwoOpportunitiesAtAWrap) {
+  // Trace 0,3: 0,3 then (3+0),(3+3) then (6+0),(6+3): two opportunities at 3 and at 6.
+  auto s = OpportunitySchedule::from_trace({0, 3}, false, 1000);
+  EXPECT_EQ(next_opportunities_ms(s, 6),
+            (std::vector<uint64_t>{1000, 1003, 1003, 1006, 1006, 1009}));
+}
+
+TEST(OpportunitySchedule, OnceStopsAfterTheTrace) {
+  auto s = OpportunitySchedule::from_trace({1, 2, 2}, true, 0);
+  EXPECT_EQ(next_opportunities_ms(s, 3), (std::vector<uint64_t>{1, 2, 2}));
+  EXPECT_TRUE(s.finished());
+  EXPECT_EQ(s.next_us(), OpportunitySchedule::kNever);
+  EXPECT_EQ(s.skip_through(1'000'000'000), 0u);
+}
+
+TEST(OpportunitySchedule, FixedRateSpacing) {
+  // 12.032 Mbit/s carries 12032 bits (one 1504-byte opportunity) per 1000 us: like trace "1".
+  auto slow = OpportunitySchedule::fixed_rate(12.032, 5000);
+  std::vector<uint64_t> times;
+  for (int i = 0; i < 4; ++i, slow.consume()) times.push_back(slow.next_us());
+  EXPECT_EQ(times, (std::vector<uint64_t>{6000, 7000, 8000, 9000}));
+  // 1000 Mbit/s: k * 12.032 us, floored: 12, 24, 36, 48; the 125th is exactly 1504 us.
+  auto fast = OpportunitySchedule::fixed_rate(1000, 0);
+  times.clear();
+  for (int i = 0; i < 4; ++i, fast.consume()) times.push_back(fast.next_us());
+  EXPECT_EQ(times, (std::vector<uint64_t>{12, 24, 36, 48}));
+  for (int i = 5; i < 125; ++i) fast.consume();
+  EXPECT_EQ(fast.next_us(), 1504u);
+  // 10 Gbit/s: 1.2032 us apart, so some microseconds hold two opportunities.
+  auto faster = OpportunitySchedule::fixed_rate(10000, 0);
+  times.clear();
+  for (int i = 0; i < 6; ++i, faster.consume()) times.push_back(faster.next_us());
+  EXPECT_EQ(times, (std::vector<uint64_t>{1, 2, 3, 4, 6, 7}));
+}
+
+TEST(OpportunitySchedule, SkipThroughMatchesSteppingOneByOne) {
+  for (double rate : {1.0, 12.032, 100.0, 999.5, 1000.0, 2500.0}) {
+    auto stepped = OpportunitySchedule::fixed_rate(rate, 7);
+    auto skipped = OpportunitySchedule::fixed_rate(rate, 7);
+    uint64_t now = 7;
+    for (int round = 0; round < 50; ++round) {
+      now += 997 * static_cast<uint64_t>(round + 1);
+      uint64_t n = 0;
+      while (stepped.next_us() <= now) {
+        stepped.consume();
+        ++n;
+      }
+      EXPECT_EQ(skipped.skip_through(now), n) << "rate " << rate << " round " << round;
+      EXPECT_EQ(skipped.next_us(), stepped.next_us()) << "rate " << rate << " round " << round;
+    }
+  }
+}
+
+// --- The queue -------------------------------------------------------------------------------
+
+TEST(TraceQueue, ExactDepartureTimesOnAHandMadeTrace) {
+  // Opportunities at 102, 105, 105, 109 (base 100). Four full-size packets at 100.4 ms.
+  RecordingEvents ev;
+  TraceQueue q = trace_queue({2, 5, 5, 9}, &ev, false, "infinite", 100);
+  std::vector<Departure> out;
+  for (int i = 0; i < 4; ++i) q.enqueue(packet_of(1504, std::to_string(i)), 100 * kMs + 400, out);
+  EXPECT_EQ(q.next_busy_us(), 102 * kMs);
+  q.advance(109 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{102, 105, 105, 109}));
+  EXPECT_EQ(out[3].packet.frame, "3");  // FIFO
+  EXPECT_EQ(ev.of_kind('-'), (std::vector<Event>{{'-', 102, 1504, 2}, {'-', 105, 1504, 5},
+                                                 {'-', 105, 1504, 5}, {'-', 109, 1504, 9}}));
+  // Every opportunity is reported, in order, before the departures it carries.
+  EXPECT_EQ(ev.events.size(), 4u + 4u + 4u);
+  EXPECT_EQ(ev.events[4], (Event{'#', 102, 1504, 0}));
+  EXPECT_EQ(ev.events[5], (Event{'-', 102, 1504, 2}));
+  EXPECT_EQ(q.next_busy_us(), OpportunitySchedule::kNever);
+}
+
+TEST(TraceQueue, OnlyOpportunitiesStrictlyAfterTheArrivalMillisecond) {
+  std::vector<Departure> out;
+  TraceQueue q = trace_queue({1}, nullptr);  // one opportunity every ms
+  q.enqueue(packet_of(1504), 5 * kMs, out);  // arrives exactly at the 5 ms opportunity
+  q.advance(7 * kMs, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].departure_us, 6 * kMs);
+  out.clear();
+  q.enqueue(packet_of(1504), 7 * kMs + 999, out);  // late in ms 7: the 7 ms one has gone
+  q.advance(100 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{8}));
+}
+
+TEST(TraceQueue, SplitsAPacketOverOpportunities) {
+  // Trace "1". A 3000-byte packet needs 1504 + 1496: it leaves at 2 ms; the next 1504-byte
+  // packet uses the 8 bytes left at 2 ms and 1496 at 3 ms, so it leaves at 3 ms.
+  RecordingEvents ev;
+  TraceQueue q = trace_queue({1}, &ev);
+  std::vector<Departure> out;
+  q.enqueue(packet_of(3000), 0, out);
+  q.enqueue(packet_of(1504), 0, out);
+  q.advance(1 * kMs, out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(q.queued_bytes(), 3000u + 1504u - 1504u);
+  q.advance(10 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(ev.of_kind('-'), (std::vector<Event>{{'-', 2, 3000, 2}, {'-', 3, 1504, 3}}));
+}
+
+TEST(TraceQueue, SmallPacketsShareOneOpportunity) {
+  // Three 500-byte packets fit in 1504; the fourth gets 4 bytes at 1 ms and leaves at 2 ms.
+  TraceQueue q = trace_queue({1}, nullptr);
+  std::vector<Departure> out;
+  for (int i = 0; i < 4; ++i) q.enqueue(packet_of(500), 200, out);
+  q.advance(5 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{1, 1, 1, 2}));
+}
+
+TEST(TraceQueue, UnusedBudgetIsWastedNotBanked) {
+  RecordingEvents ev;
+  TraceQueue q = trace_queue({1}, &ev);
+  std::vector<Departure> out;
+  q.enqueue(packet_of(100), 0, out);  // uses 100 of the 1 ms opportunity; 1404 wasted
+  // Idle until 10.5 ms: opportunities 2..10 pass unused. A 3008-byte packet then needs two
+  // whole fresh opportunities (11 and 12); banked budget would have sent it at 11.
+  q.enqueue(packet_of(3008), 10 * kMs + 500, out);
+  q.advance(20 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{1, 12}));
+  EXPECT_EQ(ev.of_kind('#').size(), 20u);  // every opportunity 1..20 reported, used or not
+  EXPECT_EQ(q.counters().opportunities, 20u);
+  EXPECT_EQ(q.counters().opportunity_bytes, 20u * 1504u);
+}
+
+TEST(TraceQueue, LoopingWrapGivesTwoOpportunitiesAtOneInstant) {
+  // Trace 0,3: opportunities at 0,3,3,6,6,... Two full packets arriving at 1.5 ms both leave
+  // at 3 ms (the wrap instant); a third one leaves at 6.
+  TraceQueue q = trace_queue({0, 3}, nullptr);
+  std::vector<Departure> out;
+  for (int i = 0; i < 3; ++i) q.enqueue(packet_of(1504), 1500, out);
+  q.advance(6 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{3, 3, 6}));
+}
+
+TEST(TraceQueue, OnceStopsService) {
+  TraceQueue q = trace_queue({1, 2}, nullptr, true);
+  std::vector<Departure> out;
+  for (int i = 0; i < 3; ++i) q.enqueue(packet_of(1504), 0, out);
+  q.advance(1'000 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(q.queued_packets(), 1u);
+  EXPECT_EQ(q.next_busy_us(), OpportunitySchedule::kNever);
+  EXPECT_EQ(q.counters().opportunities, 2u);
+}
+
+TEST(TraceQueue, DropTailByPacketsIgnoresThePacketInTransit) {
+  // packets=1. A 3008-byte packet is half sent at 1 ms and is then in transit, not queued,
+  // so one more packet fits at 1.5 ms; the next is dropped and logged as "d 1 S".
+  RecordingEvents ev;
+  TraceQueue q = trace_queue({1}, &ev, false, "droptail:packets=1");
+  std::vector<Departure> out;
+  EXPECT_TRUE(q.enqueue(packet_of(3008), 0, out));
+  EXPECT_FALSE(q.enqueue(packet_of(700), 100, out));  // queue already holds 1 packet
+  EXPECT_TRUE(q.enqueue(packet_of(1504), 1500, out));
+  EXPECT_FALSE(q.enqueue(packet_of(800), 1600, out));
+  q.advance(10 * kMs, out);
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(ev.of_kind('d'), (std::vector<Event>{{'d', 0, 1, 700}, {'d', 1, 1, 800}}));
+  EXPECT_EQ(ev.of_kind('+').size(), 4u);  // drops are arrivals too
+  EXPECT_EQ(q.counters().drops, 2u);
+  EXPECT_EQ(q.counters().drop_bytes, 1500u);
+  EXPECT_EQ(q.counters().arrivals, 4u);
+}
+
+TEST(TraceQueue, DropTailByBytes) {
+  std::vector<Departure> out;
+  TraceQueue exact = trace_queue({1}, nullptr, false, "droptail:bytes=3008");
+  EXPECT_TRUE(exact.enqueue(packet_of(1504), 0, out));
+  EXPECT_TRUE(exact.enqueue(packet_of(1504), 0, out));  // 3008 <= 3008
+  EXPECT_FALSE(exact.enqueue(packet_of(1504), 0, out));
+  EXPECT_FALSE(exact.enqueue(packet_of(1), 0, out));
+  TraceQueue tight = trace_queue({1}, nullptr, false, "droptail:bytes=3007");
+  EXPECT_TRUE(tight.enqueue(packet_of(1504), 0, out));
+  EXPECT_FALSE(tight.enqueue(packet_of(1504), 0, out));  // 3008 > 3007
+  EXPECT_TRUE(tight.enqueue(packet_of(1503), 0, out));   // 3007 fits
+  // Both limits: whichever is hit first.
+  TraceQueue both = trace_queue({1}, nullptr, false, "droptail:packets=3,bytes=2000");
+  EXPECT_TRUE(both.enqueue(packet_of(100), 0, out));
+  EXPECT_TRUE(both.enqueue(packet_of(100), 0, out));
+  EXPECT_TRUE(both.enqueue(packet_of(100), 0, out));
+  EXPECT_FALSE(both.enqueue(packet_of(100), 0, out));  // 4 packets > 3
+  TraceQueue both2 = trace_queue({1}, nullptr, false, "droptail:packets=3,bytes=2000");
+  EXPECT_TRUE(both2.enqueue(packet_of(1504), 0, out));
+  EXPECT_FALSE(both2.enqueue(packet_of(600), 0, out));  // 2104 bytes > 2000
+}
+
+TEST(TraceQueue, BulkCountingOfIdleOpportunitiesMatchesOneByOne) {
+  RecordingEvents ev;
+  TraceQueue every(OpportunitySchedule::fixed_rate(1000, 0), QueueSpec{}, &ev, true);
+  TraceQueue bulk(OpportunitySchedule::fixed_rate(1000, 0), QueueSpec{}, nullptr, false);
+  std::vector<Departure> a, b;
+  for (uint64_t t : {5000u, 5001u, 5002u, 90000u, 90100u, 250000u}) {
+    every.enqueue(packet_of(1504), t, a);
+    bulk.enqueue(packet_of(1504), t, b);
+  }
+  every.advance(300000, a);
+  bulk.advance(300000, b);
+  EXPECT_EQ(every.counters().opportunities, bulk.counters().opportunities);
+  EXPECT_EQ(ev.of_kind('#').size(), every.counters().opportunities);
+  // 300000 us / 12.032 us = 24933.5: 24933 opportunities.
+  EXPECT_EQ(bulk.counters().opportunities, 24933u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].departure_us, b[i].departure_us);
+  // 5000 us arrival: next opportunity k=416 at floor(416 * 12.032) = 5005 us.
+  EXPECT_EQ(b[0].departure_us, 5005u);
+}
+
+// --- Delay and its order ---------------------------------------------------------------------
+
+TEST(DelayLine, ReleasesFifoAfterTheDelay) {
+  DelayLine d(20 * kMs);
+  d.push(packet_of(1, "a"), 1000);
+  d.push(packet_of(1, "b"), 1000);
+  d.push(packet_of(1, "c"), 4000);
+  EXPECT_EQ(d.next_release_us(), 21000u);
+  EXPECT_EQ(d.pop().packet.frame, "a");
+  EXPECT_EQ(d.pop().packet.frame, "b");
+  const Release c = d.pop();
+  EXPECT_EQ(c.release_us, 24000u);
+  EXPECT_EQ(d.next_release_us(), DelayLine::kNever);
+}
+
+TEST(LinkDirection, QueueThenDelayVersusDelayThenQueue) {
+  // Trace "3": opportunities at 3, 6, ..., 18, 21, 24. Fixed delay 20 ms, arrival at 0.
+  // queue-delay: the queue sends at 3 ms, released at 23 ms, logged "3 - 1504 3".
+  // delay-queue: the queue sees it at 20 ms and sends at 21 ms, logged "21 - 1504 1".
+  RecordingEvents qd_events, dq_events;
+  LinkDirection qd(trace_queue({3}, &qd_events), DelayLine(20 * kMs), StageOrder::QueueThenDelay);
+  LinkDirection dq(trace_queue({3}, &dq_events), DelayLine(20 * kMs), StageOrder::DelayThenQueue);
+  std::vector<Release> qd_out, dq_out;
+  qd.arrive(packet_of(1504), 0, qd_out);
+  dq.arrive(packet_of(1504), 0, dq_out);
+  EXPECT_EQ(qd.next_event_us(), 3 * kMs);
+  EXPECT_EQ(dq.next_event_us(), 20 * kMs);
+  qd.advance(22 * kMs, qd_out);
+  dq.advance(22 * kMs, dq_out);
+  EXPECT_TRUE(qd_out.empty());  // still in the delay stage until 23 ms
+  ASSERT_EQ(dq_out.size(), 1u);
+  EXPECT_EQ(dq_out[0].release_us, 21 * kMs);
+  qd.advance(23 * kMs, qd_out);
+  ASSERT_EQ(qd_out.size(), 1u);
+  EXPECT_EQ(qd_out[0].release_us, 23 * kMs);
+  EXPECT_EQ(qd_events.of_kind('+'), (std::vector<Event>{{'+', 0, 1504, 0}}));
+  EXPECT_EQ(qd_events.of_kind('-'), (std::vector<Event>{{'-', 3, 1504, 3}}));
+  EXPECT_EQ(dq_events.of_kind('+'), (std::vector<Event>{{'+', 20, 1504, 0}}));
+  EXPECT_EQ(dq_events.of_kind('-'), (std::vector<Event>{{'-', 21, 1504, 1}}));
+}
+
+TEST(LinkDirection, ZeroDelayReleasesAtTheDepartureTime) {
+  LinkDirection d(trace_queue({1}, nullptr), DelayLine(0), StageOrder::QueueThenDelay);
+  std::vector<Release> out;
+  d.arrive(packet_of(1504), 300, out);
+  EXPECT_TRUE(out.empty());
+  d.advance(1 * kMs + 250, out);  // woke up 250 us late: still scheduled at 1 ms
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].release_us, 1 * kMs);
+}
+
+TEST(LinkDirection, DelayThenQueueServesEarlierOpportunitiesFirstWhenProcessedLate) {
+  // delay-queue, D = 2 ms, trace "1". A packet arriving at 0.5 ms enters the queue at 2.5 ms
+  // and leaves at 3 ms, even if the loop only wakes up at 10 ms.
+  RecordingEvents ev;
+  LinkDirection d(trace_queue({1}, &ev), DelayLine(2 * kMs), StageOrder::DelayThenQueue);
+  std::vector<Release> out;
+  d.arrive(packet_of(1504), 500, out);
+  d.advance(10 * kMs, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].release_us, 3 * kMs);
+  EXPECT_EQ(ev.of_kind('-'), (std::vector<Event>{{'-', 3, 1504, 1}}));
+}
+
+// --- Trace files -----------------------------------------------------------------------------
+
+namespace {
+std::string trace_error(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    Trace::parse(in, "t.txt");
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST(Trace, AcceptsAValidTrace) {
+  std::istringstream in("0\n3\n3\n7");
+  const Trace t = Trace::parse(in, "t.txt");
+  EXPECT_EQ(t.timestamps_ms(), (std::vector<uint64_t>{0, 3, 3, 7}));
+}
+
+TEST(Trace, MalformedTracesNameFileAndLine) {
+  EXPECT_EQ(trace_error("1\n\n2\n").rfind("t.txt:2: empty line", 0), 0u) << trace_error("1\n\n2\n");
+  EXPECT_EQ(trace_error("1\n2\n\n").rfind("t.txt:3: empty line", 0), 0u);
+  EXPECT_EQ(trace_error("1\nx\n").rfind("t.txt:2: 'x' is not", 0), 0u);
+  EXPECT_EQ(trace_error("1\n-4\n").rfind("t.txt:2: '-4' is not", 0), 0u);
+  EXPECT_EQ(trace_error("1.5\n").rfind("t.txt:1: '1.5' is not", 0), 0u);
+  EXPECT_EQ(trace_error(" 1\n").rfind("t.txt:1:", 0), 0u);
+  EXPECT_EQ(trace_error("1\r\n2\r\n").rfind("t.txt:1: Windows line ending", 0), 0u);
+  EXPECT_EQ(trace_error("5\n6\n3\n").rfind("t.txt:3: 3 is smaller than the previous line's 6", 0),
+            0u);
+  EXPECT_EQ(trace_error("0\n0\n").rfind("t.txt:2: last timestamp is 0", 0), 0u);
+  EXPECT_EQ(trace_error("").rfind("t.txt:1: empty trace", 0), 0u);
+  EXPECT_EQ(trace_error("99999999999999999999\n").rfind("t.txt:1: '99999999999999999999' is too large", 0), 0u);
+}
+
+TEST(Trace, UnreadableFileNamesThePath) {
+  try {
+    Trace::load("/nonexistent/trace.down");
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/trace.down: cannot open"), std::string::npos)
+        << e.what();
+  }
+}
+
+// --- Queue specs and options -----------------------------------------------------------------
+
+TEST(QueueSpec, ParsesTheFourForms) {
+  EXPECT_EQ(QueueSpec::parse("infinite").kind, QueueSpec::Kind::Infinite);
+  const QueueSpec p = QueueSpec::parse("droptail:packets=10");
+  EXPECT_EQ(p.packet_limit, 10u);
+  EXPECT_EQ(p.byte_limit, 0u);
+  EXPECT_EQ(QueueSpec::parse("droptail:bytes=3000").byte_limit, 3000u);
+  const QueueSpec both = QueueSpec::parse("droptail:packets=5,bytes=9000");
+  EXPECT_EQ(both.packet_limit, 5u);
+  EXPECT_EQ(both.byte_limit, 9000u);
+  EXPECT_EQ(both.describe(), "droptail [packets=5, bytes=9000]");
+  for (const char* bad : {"", "droptail", "droptail:", "droptail:packets=0", "droptail:packets=",
+                          "droptail:packets=x", "droptail:packets=1,packets=2", "droptail:cells=3",
+                          "drophead:packets=3", "infinite:packets=3", "droptail:packets=1,"}) {
+    EXPECT_THROW(QueueSpec::parse(bad), QueueSpecError) << bad;
+  }
+}
+
+namespace {
+std::vector<std::string> base_args() {
+  return {"netrepro-link", "--iface-a", "a0", "--iface-b", "b0", "--a2b-trace", "up.txt",
+          "--b2a-rate-mbps", "1000", "--a2b-log", "a.log", "--b2a-log", "b.log", "--stats", "s.json"};
+}
+}  // namespace
+
+TEST(Options, DefaultsMatchMmDelayThenMmLink) {
+  const Options o = Options::parse(base_args());
+  EXPECT_EQ(o.a2b.order, "queue-delay");
+  EXPECT_EQ(o.b2a.order, "delay-queue");
+  EXPECT_EQ(o.a2b.queue, "infinite");
+  EXPECT_EQ(*o.a2b.trace, "up.txt");
+  EXPECT_DOUBLE_EQ(*o.b2a.rate_mbps, 1000.0);
+  EXPECT_FALSE(o.once);
+}
+
+TEST(Options, RejectsBadCommandLines) {
+  auto with = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = base_args();
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  EXPECT_THROW(Options::parse(with({"--a2b-rate-mbps", "12"})), UsageError);  // trace and rate
+  EXPECT_THROW(Options::parse(with({"--a2b-delay-ms", "-1"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--a2b-delay-ms", "2.5"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--a2b-order", "sideways"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--bogus"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--stats"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--once=yes"})), UsageError);
+  EXPECT_THROW(Options::parse({"netrepro-link", "--iface-a", "a0"}), UsageError);
+  std::vector<std::string> no_rate = base_args();
+  no_rate[7] = "--b2a-log";  // drop the b2a rate, repeat a flag
+  EXPECT_THROW(Options::parse(no_rate), UsageError);
+  const Options o = Options::parse(with({"--b2a-order=queue-delay", "--once", "--a2b-delay-ms=20"}));
+  EXPECT_EQ(o.b2a.order, "queue-delay");
+  EXPECT_EQ(o.a2b.delay_ms, 20u);
+  EXPECT_TRUE(o.once);
+}
+
+// --- Lateness statistics and the log --------------------------------------------------------
+
+TEST(LatencyHistogram, NearestRankPercentiles) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.percentile(0.5), 0u);
+  for (uint64_t v = 1; v <= 1000; ++v) h.add(v);
+  EXPECT_EQ(h.percentile(0.5), 500u);   // rank 500
+  EXPECT_EQ(h.percentile(0.99), 990u);  // rank 990
+  EXPECT_EQ(h.percentile(0.999), 999u);
+  EXPECT_EQ(h.max(), 1000u);
+  h.add(2'500'123);  // coarse range: reported at its ms bucket's top, capped by the max
+  EXPECT_EQ(h.percentile(1.0), 2'500'123u);
+  EXPECT_EQ(h.count(), 1001u);
+}
+
+TEST(LinkLog, WritesMahimahiLines) {
+  char name[] = "/tmp/link_test_log_XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    LinkLog log(name, true);
+    log.write_header({"netrepro-link", "base timestamp: 7"});
+    log.arrival(12'345, 1504);
+    log.drop(12'999, 1, 1504);
+    log.opportunity(13'000, 1504);
+    log.departure(13'000, 1504, 1);
+    log.flush();
+  }
+  std::ifstream in(name);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(name);
+  EXPECT_EQ(text.str(),
+            "# netrepro-link\n# base timestamp: 7\n12 + 1504\n12 d 1 1504\n13 # 1504\n13 - 1504 1\n");
+}
+
+TEST(BufferedWriter, BackgroundWriterKeepsOrderAcrossManyHandOffs) {
+  char name[] = "/tmp/link_test_writer_XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::string expected;
+  {
+    BufferedWriter out(name, 64, true);  // tiny buffer: hundreds of hand-offs to the thread
+    for (uint64_t i = 0; i < 5000; ++i) {
+      out.append_number(i);
+      out.append_char('\n');
+      expected += std::to_string(i) + "\n";
+    }
+    out.flush();
+    std::ifstream in(name);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), expected);
+    out.append("tail\n");
+  }  // the destructor flushes the rest
+  std::ifstream in(name);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(name);
+  EXPECT_EQ(text.str(), expected + "tail\n");
+}
+
+TEST(BufferedWriter, UnwritablePathNamesIt) {
+  try {
+    BufferedWriter out("/nonexistent-dir/x.log");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.log"), std::string::npos) << e.what();
+  }
+}

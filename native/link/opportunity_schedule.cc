@@ -1,0 +1,84 @@
+#include "opportunity_schedule.hh"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace netrepro {
+
+OpportunitySchedule OpportunitySchedule::from_trace(std::vector<uint64_t> trace_ms, bool once,
+                                                    uint64_t base_ms) {
+  if (trace_ms.empty() || trace_ms.back() == 0) {
+    throw std::invalid_argument("OpportunitySchedule: trace must be non-empty and end above 0");
+  }
+  OpportunitySchedule s;
+  s.trace_ms_ = std::move(trace_ms);
+  s.once_ = once;
+  s.pass_base_ms_ = base_ms;
+  s.next_us_ = s.compute_next();
+  return s;
+}
+
+OpportunitySchedule OpportunitySchedule::fixed_rate(double rate_mbps, uint64_t base_us) {
+  if (!(rate_mbps > 0) || !std::isfinite(rate_mbps)) {
+    throw std::invalid_argument("OpportunitySchedule: rate must be a positive number of Mbit/s");
+  }
+  OpportunitySchedule s;
+  s.fixed_ = true;
+  s.rate_nano_mbps_ = static_cast<uint64_t>(std::llround(rate_mbps * 1e9));
+  if (s.rate_nano_mbps_ == 0) {
+    throw std::invalid_argument("OpportunitySchedule: rate below 1e-9 Mbit/s");
+  }
+  s.base_us_ = base_us;
+  s.k_ = 1;
+  s.next_us_ = s.compute_next();
+  return s;
+}
+
+uint64_t OpportunitySchedule::compute_next() const {
+  if (fixed_) {
+    // Mbit/s is bits per microsecond; exact integer arithmetic, no drift over long runs.
+    const unsigned __int128 bits = static_cast<unsigned __int128>(k_) * (kOpportunityBytes * 8) *
+                                   1'000'000'000ULL;
+    return base_us_ + static_cast<uint64_t>(bits / rate_nano_mbps_);
+  }
+  return (pass_base_ms_ + trace_ms_[index_]) * 1000;
+}
+
+void OpportunitySchedule::consume() {
+  if (finished()) return;
+  if (fixed_) {
+    ++k_;
+  } else if (++index_ == trace_ms_.size()) {
+    index_ = 0;
+    if (once_) {
+      next_us_ = kNever;
+      return;
+    }
+    pass_base_ms_ += trace_ms_.back();
+  }
+  next_us_ = compute_next();
+}
+
+uint64_t OpportunitySchedule::skip_through(uint64_t now_us) {
+  uint64_t count = 0;
+  if (fixed_ && next_us_ <= now_us) {
+    // Jump close to now arithmetically, then step so the boundary stays exact.
+    const unsigned __int128 elapsed = now_us - base_us_;
+    const uint64_t target_k = static_cast<uint64_t>(
+        elapsed * rate_nano_mbps_ / (static_cast<unsigned __int128>(kOpportunityBytes * 8) *
+                                     1'000'000'000ULL));
+    if (target_k > k_ + 1) {
+      count += target_k - 1 - k_;
+      k_ = target_k - 1;
+      next_us_ = compute_next();
+    }
+  }
+  while (next_us_ <= now_us) {
+    consume();
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace netrepro

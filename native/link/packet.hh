@@ -1,0 +1,20 @@
+// A frame moving through one direction of the link, with its size on mahimahi's byte basis.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace netrepro {
+
+struct Packet {
+  std::string frame;     // the whole Ethernet frame, forwarded unchanged
+  uint32_t size = 0;     // IP length + 4 (mahimahi counts the TUN packet-info header)
+  uint64_t arrival_us = 0;  // when it entered the current stage (scheduled, not measured)
+};
+
+// The size mahimahi would count for a frame: Ethernet frame length - 14 + 4.
+inline uint32_t mahimahi_size(uint64_t ethernet_frame_length) {
+  return static_cast<uint32_t>(ethernet_frame_length >= 14 ? ethernet_frame_length - 14 + 4 : 4);
+}
+
+}  // namespace netrepro

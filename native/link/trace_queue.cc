@@ -1,0 +1,82 @@
+#include "trace_queue.hh"
+
+#include <algorithm>
+#include <utility>
+
+namespace netrepro {
+
+TraceQueue::TraceQueue(OpportunitySchedule schedule, QueueSpec spec, LinkEvents* events,
+                       bool report_every_opportunity)
+    : schedule_(std::move(schedule)),
+      spec_(spec),
+      events_(events),
+      report_every_opportunity_(report_every_opportunity) {}
+
+void TraceQueue::advance(uint64_t now_us, std::vector<Departure>& out) {
+  while (schedule_.next_us() <= now_us) {
+    if (!report_every_opportunity_ && queue_.empty() && in_transit_left_ == 0) {
+      // Idle: nothing to carry, so the remaining opportunities up to now are only counted.
+      const uint64_t n = schedule_.skip_through(now_us);
+      counters_.opportunities += n;
+      counters_.opportunity_bytes += n * OpportunitySchedule::kOpportunityBytes;
+      return;
+    }
+    serve_one_opportunity(out);
+  }
+}
+
+void TraceQueue::serve_one_opportunity(std::vector<Departure>& out) {
+  const uint64_t when = schedule_.next_us();
+  schedule_.consume();
+  uint64_t budget = OpportunitySchedule::kOpportunityBytes;
+  ++counters_.opportunities;
+  counters_.opportunity_bytes += budget;
+  if (events_ != nullptr) events_->opportunity(when, static_cast<uint32_t>(budget));
+
+  while (budget > 0) {
+    if (in_transit_left_ == 0) {
+      if (queue_.empty()) break;  // leftover budget is wasted, never banked
+      in_transit_ = std::move(queue_.front());
+      queue_.pop_front();
+      queue_bytes_ -= in_transit_.size;
+      in_transit_left_ = in_transit_.size;
+      if (in_transit_left_ == 0) in_transit_left_ = 1;  // defensive: a 0-byte packet still leaves
+    }
+    const uint64_t used = std::min(budget, in_transit_left_);
+    budget -= used;
+    in_transit_left_ -= used;
+    if (in_transit_left_ == 0) {
+      const uint64_t delay_ms = when / 1000 - in_transit_.arrival_us / 1000;
+      ++counters_.departures;
+      counters_.departure_bytes += in_transit_.size;
+      if (events_ != nullptr) events_->departure(when, in_transit_.size, delay_ms);
+      out.push_back(Departure{std::move(in_transit_), when});
+      in_transit_ = Packet{};
+    }
+  }
+}
+
+bool TraceQueue::enqueue(Packet packet, uint64_t now_us, std::vector<Departure>& out) {
+  advance(now_us, out);
+  ++counters_.arrivals;
+  counters_.arrival_bytes += packet.size;
+  if (events_ != nullptr) events_->arrival(now_us, packet.size);
+  // The packet in transit has left the queue, as in mahimahi: limits count only waiting packets.
+  if (!spec_.accepts(queue_.size(), queue_bytes_, packet.size)) {
+    ++counters_.drops;
+    counters_.drop_bytes += packet.size;
+    if (events_ != nullptr) events_->drop(now_us, 1, packet.size);
+    return false;
+  }
+  packet.arrival_us = now_us;
+  queue_bytes_ += packet.size;
+  queue_.push_back(std::move(packet));
+  return true;
+}
+
+uint64_t TraceQueue::next_busy_us() const {
+  if (queue_.empty() && in_transit_left_ == 0) return OpportunitySchedule::kNever;
+  return schedule_.next_us();
+}
+
+}  // namespace netrepro

@@ -1,0 +1,64 @@
+// A bottleneck queue served by delivery opportunities, with mahimahi mm-link semantics:
+// each opportunity carries 1504 bytes; packets are split across opportunities and small ones
+// share one; unused budget is wasted; a packet departs at the scheduled time of the opportunity
+// carrying its last byte, and only opportunities strictly after its arrival can serve it.
+// Clock-free: the caller passes the current time, so tests can drive it with a fake clock.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "link_events.hh"
+#include "opportunity_schedule.hh"
+#include "packet.hh"
+#include "queue_spec.hh"
+
+namespace netrepro {
+
+struct Departure {
+  Packet packet;
+  uint64_t departure_us = 0;  // scheduled time of the opportunity that carried the last byte
+};
+
+struct TraceQueueCounters {
+  uint64_t arrivals = 0, arrival_bytes = 0;
+  uint64_t drops = 0, drop_bytes = 0;
+  uint64_t departures = 0, departure_bytes = 0;
+  uint64_t opportunities = 0, opportunity_bytes = 0;
+};
+
+class TraceQueue {
+ public:
+  // `events` may be null; it must outlive the queue. When `report_every_opportunity` is false
+  // and the queue is idle, opportunities are counted in bulk instead of one event each.
+  TraceQueue(OpportunitySchedule schedule, QueueSpec spec, LinkEvents* events,
+             bool report_every_opportunity = true);
+
+  // Serves every opportunity at or before now_us, appending finished packets to `out`.
+  void advance(uint64_t now_us, std::vector<Departure>& out);
+  // Advances to now_us, then enqueues (or drops) the packet; returns false when dropped.
+  bool enqueue(Packet packet, uint64_t now_us, std::vector<Departure>& out);
+
+  // When the next opportunity that has something to carry happens (kNever if idle/finished).
+  uint64_t next_busy_us() const;
+  uint64_t queued_packets() const { return queue_.size() + (in_transit_left_ > 0 ? 1 : 0); }
+  // Bytes waiting: queued packets plus what is left of the one in transit.
+  uint64_t queued_bytes() const { return queue_bytes_ + in_transit_left_; }
+  const TraceQueueCounters& counters() const { return counters_; }
+
+ private:
+  void serve_one_opportunity(std::vector<Departure>& out);
+
+  OpportunitySchedule schedule_;
+  QueueSpec spec_;
+  LinkEvents* events_;
+  bool report_every_opportunity_;
+  std::deque<Packet> queue_;
+  uint64_t queue_bytes_ = 0;  // bytes in queue_ (not the packet in transit)
+  Packet in_transit_;
+  uint64_t in_transit_left_ = 0;
+  TraceQueueCounters counters_;
+};
+
+}  // namespace netrepro

@@ -1,0 +1,143 @@
+"""Linux TCP variants via iperf3, with the congestion control verified from the socket.
+
+The variant is set per socket (`iperf3 -C`), never system-wide, and read back
+twice: iperf3's own getsockopt(TCP_CONGESTION) in its JSON, and `ss -tin` on the
+live connection. Either disagreeing with what was loaded makes the run invalid.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from contextlib import ExitStack
+from typing import Any
+
+from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
+from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+
+IPERF_PORT = 5201
+SS_SAMPLE_AFTER_S = 2.0
+
+
+class TcpScheme(Scheme):
+    def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto") -> None:
+        self.name = cc
+        self.cc = cc
+        self.impl = impl
+        self.resolver = resolver
+        self.resolution: CcResolution | None = None
+        self.server: ManagedProcess | None = None
+        self.client: ManagedProcess | None = None
+        self.ss_sample: str = ""
+        self._sampler: threading.Thread | None = None
+
+    def prepare(self, stack: ExitStack) -> dict[str, Any]:
+        try:
+            self.resolution = stack.enter_context(self.resolver.resolve(self.cc, self.impl))
+        except CcUnavailable as e:
+            raise SchemeUnavailable(str(e)) from e
+        r = self.resolution
+        return {"cc_requested": r.requested, "cc_kernel_name": r.kernel_name,
+                "cc_provider": r.provider, "cc_source_sha256": r.source_sha256,
+                "cc_detail": r.detail}
+
+    def start_receiver(self, ends: Endpoints) -> None:
+        self.server = ManagedProcess(
+            ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(IPERF_PORT)],
+            ends.out_dir, "iperf3-server", ends.on_process)
+        deadline = time.monotonic() + 5
+        while not _listening(ends.receiver, IPERF_PORT):
+            if not self.server.running():
+                raise RuntimeError(f"iperf3 server exited: {self.server.stderr_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("iperf3 server not listening after 5 s")
+            time.sleep(0.05)
+
+    def start_sender(self, ends: Endpoints, duration_s: float) -> None:
+        assert self.resolution is not None, "prepare() first"
+        args = ["iperf3", "-c", ends.receiver_ip, "-p", str(IPERF_PORT), "-J",
+                "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
+        self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
+                                     ends.on_process)
+        self._sampler = threading.Thread(target=self._sample_socket, args=(ends,), daemon=True)
+        self._sampler.start()
+
+    def _sample_socket(self, ends: Endpoints) -> None:
+        time.sleep(SS_SAMPLE_AFTER_S)
+        proc = ends.sender.popen(["ss", "-tin", "dst", ends.receiver_ip], stdout=-1, stderr=-1)
+        out, _ = proc.communicate(timeout=10)
+        self.ss_sample = out.decode(errors="replace")
+        (ends.out_dir / "ss-sample.txt").write_text(self.ss_sample)
+
+    def wait_sender(self, timeout_s: float) -> None:
+        assert self.client is not None
+        code = self.client.wait(timeout_s)
+        if self._sampler is not None:
+            self._sampler.join(timeout=15)
+        if code != 0:
+            raise RuntimeError(f"iperf3 client exited with status {code}: {self._client_error()}")
+
+    def _client_error(self) -> str:
+        assert self.client is not None
+        try:
+            return json.loads(self.client.stdout_path.read_text()).get("error", "")
+        except ValueError:
+            return self.client.stderr_tail()
+
+    def stop(self) -> None:
+        for proc in (self.client, self.server):
+            if proc is not None:
+                proc.stop()
+
+    def verify(self, ends: Endpoints) -> dict[str, Any]:
+        assert self.client is not None and self.resolution is not None
+        report = json.loads(self.client.stdout_path.read_text())
+        if "error" in report:
+            raise RunInvalid(f"iperf3 reported an error: {report['error']}")
+        from_iperf = report.get("end", {}).get("sender_tcp_congestion")
+        from_ss = _cc_from_ss(self.ss_sample)
+        expected = self.resolution.kernel_name
+        facts = {"cc_requested": self.cc, "cc_used": from_iperf, "cc_seen_by_ss": from_ss,
+                 "cc_provider": self.resolution.provider,
+                 "cc_source_sha256": self.resolution.source_sha256,
+                 "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
+                 .get("bits_per_second")}
+        if from_iperf != expected:
+            raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
+                             f"the socket reported {from_iperf!r}")
+        if from_ss is not None and from_ss != expected:
+            raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
+                             f"ss -tin showed {from_ss!r}")
+        return facts
+
+    def describe(self) -> dict[str, Any]:
+        return {"scheme": self.name, "family": "tcp", "cc": self.cc, "cc_impl": self.impl}
+
+
+def _listening(host: Any, port: int) -> bool:
+    proc = host.popen(["ss", "-Hltn", f"sport = :{port}"], stdout=-1, stderr=-1)
+    out, _ = proc.communicate(timeout=5)
+    return bool(out.strip())
+
+
+_SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"}
+
+
+def _cc_from_ss(text: str) -> str | None:
+    """The congestion control of the busiest connection in `ss -tin` output.
+
+    iperf3 sets -C on its data socket only; its control connection keeps the
+    namespace default, so the connection that carried the data is the one to read.
+    """
+    best: tuple[int, str] | None = None
+    for line in text.splitlines():
+        if not line[:1].isspace():
+            continue
+        words = line.split()
+        names = [w for w in words if ":" not in w and w not in _SS_FLAGS]
+        acked = next((int(w.split(":")[1]) for w in words if w.startswith("bytes_acked:")), 0)
+        if names and (best is None or acked > best[0]):
+            best = (acked, names[0])
+    return best[1] if best else None

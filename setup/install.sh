@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Install everything netrepro needs, from distribution packages, and build native/.
+# Idempotent: a second run with everything in place only checks and rebuilds incrementally.
+#   ./setup/install.sh [--traces-dir DIR]     (or NETREPRO_TRACES=DIR)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+traces_dir="${NETREPRO_TRACES:-}"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --traces-dir) traces_dir=$2; shift 2 ;;
+    -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
+    *) echo "setup: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+if [[ $EUID -ne 0 ]]; then
+  echo "setup: must run as root (sudo ./setup/install.sh)" >&2
+  exit 3
+fi
+
+# Required: the suite cannot run without these.
+required=(mininet iperf3 ethtool iproute2 tcpdump cmake g++ make libgtest-dev
+          python3 python3-numpy python3-matplotlib python3-dpkt python3-pytest
+          python3-jinja2 python3-rich)
+# Optional: eBPF congestion controls, the PRR controller, Open vSwitch.
+optional=(clang llvm libbpf-dev bpftool python3-os-ken openvswitch-switch)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+missing=(); for p in "${required[@]}" "${optional[@]}"; do installed "$p" || missing+=("$p"); done
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -q
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+    # Some optional names differ between releases: install one by one and report.
+    for p in "${missing[@]}"; do
+      if ! apt-get install -y -q --no-install-recommends "$p"; then
+        if [[ " ${required[*]} " == *" $p "* ]]; then
+          echo "setup: required package $p could not be installed" >&2; exit 1
+        fi
+        echo "setup: warning: optional package $p is not available here" >&2
+      fi
+    done
+  fi
+else
+  echo "setup: all packages present"
+fi
+
+echo "setup: building native/"
+cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+make -C build/native -j"$(nproc)" --no-print-directory
+
+# The tcp:tcp_probe tracepoint lives in tracefs, which a minimal VM may not mount.
+if [[ ! -d /sys/kernel/tracing/events ]]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "setup: warning: cannot mount tracefs" >&2
+fi
+
+if command -v ovs-vsctl >/dev/null; then
+  ./setup/start-ovs.sh || echo "setup: warning: Open vSwitch did not start (only the PRR experiment needs it)" >&2
+fi
+
+echo "setup: traces"
+args=(prepare)
+[[ -n $traces_dir ]] && args+=(--dir "$traces_dir")
+/usr/bin/python3 -m core.traces "${args[@]}"
+echo "setup: done; ./repro doctor checks everything"

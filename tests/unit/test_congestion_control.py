@@ -1,0 +1,472 @@
+"""The congestion-control resolver: providers, forcing, errors, shared eBPF registrations.
+
+Unit tests drive the resolver through a fake machine (kernel list, modprobe,
+bpftool, processes); the integration tests at the end register the real eBPF
+objects and need root and a built native/.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from schemes.congestion_control import (CcUnavailable, CommandResult,
+                                        CongestionControlResolver, SystemLayer)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class FakeMachine:
+    """What several processes share: the kernel's lists and the process table."""
+    available: list[str] = field(default_factory=lambda: ["reno", "cubic", "bbr"])
+    installable_modules: set[str] = field(default_factory=set)
+    loaded_modules: set[str] = field(default_factory=set)
+    struct_ops: dict[int, str] = field(default_factory=dict)
+    next_id: int = 40
+    processes: dict[int, str] = field(default_factory=dict)  # pid -> start time
+    register_failure: str | None = None
+    commands: list[tuple[str, ...]] = field(default_factory=list)
+
+
+class FakeSystem(SystemLayer):
+    """One process's view of a FakeMachine."""
+
+    def __init__(self, machine: FakeMachine, pid: int, euid: int = 0,
+                 btf: bool = True, bpftool: bool = True) -> None:
+        self.machine, self._pid, self._euid = machine, pid, euid
+        self._btf, self._bpftool = btf, bpftool
+        machine.processes.setdefault(pid, f"start-{pid}")
+
+    def run(self, argv: Sequence[str]) -> CommandResult:
+        m = self.machine
+        argv = tuple(argv)
+        m.commands.append(argv)
+        if argv[0] == "modprobe":
+            module = argv[-1]
+            if module in m.installable_modules:
+                m.loaded_modules.add(module)
+                m.available.append(module.removeprefix("tcp_"))
+                return CommandResult(argv, 0, "", "")
+            return CommandResult(argv, 1, "", f"modprobe: FATAL: Module {module} not found "
+                                 "in directory /lib/modules/6.18.0")
+        if argv[0] == "modinfo":
+            ok = argv[-1] in m.installable_modules
+            return CommandResult(argv, 0 if ok else 1, "", "" if ok else "not found")
+        if argv[:3] == ("bpftool", "-j", "struct_ops"):
+            listing = [{"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
+                       for i, n in sorted(m.struct_ops.items())]
+            return CommandResult(argv, 0, json.dumps(listing), "")
+        if argv[:3] == ("bpftool", "struct_ops", "register"):
+            if m.register_failure is not None:
+                return CommandResult(argv, 255, "", m.register_failure)
+            name = "bpf_" + Path(argv[3]).name.split(".")[0]
+            if name in m.available:
+                return CommandResult(argv, 255, "", "libbpf: map 'x': failed: -17")
+            m.struct_ops[m.next_id] = name
+            m.available.append(name)
+            m.next_id += 1
+            return CommandResult(argv, 0, f"Registered tcp_congestion_ops {name} id "
+                                 f"{m.next_id - 1}", "")
+        if argv[:4] == ("bpftool", "struct_ops", "unregister", "id"):
+            name = m.struct_ops.pop(int(argv[4]), None)
+            if name is None:
+                return CommandResult(argv, 255, "", "Error: can't get map by id")
+            m.available.remove(name)
+            return CommandResult(argv, 0, f"Unregistered tcp_congestion_ops {name}", "")
+        raise AssertionError(f"unexpected command {argv}")
+
+    def kernel_available(self) -> list[str]:
+        return list(self.machine.available)
+
+    def module_loaded(self, module: str) -> bool:
+        return module in self.machine.loaded_modules
+
+    def module_installed(self, module: str) -> bool:
+        return module in self.machine.installable_modules
+
+    def which(self, program: str) -> str | None:
+        return f"/usr/sbin/{program}" if (program != "bpftool" or self._bpftool) else None
+
+    def euid(self) -> int:
+        return self._euid
+
+    def btf_present(self) -> bool:
+        return self._btf
+
+    def pid(self) -> int:
+        return self._pid
+
+    def process_start_time(self, pid: int) -> str | None:
+        return self.machine.processes.get(pid)
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> dict[str, Path]:
+    src, obj = tmp_path / "src", tmp_path / "obj"
+    src.mkdir()
+    obj.mkdir()
+    for variant in ("vegas", "bic", "hybla"):
+        (src / f"{variant}.bpf.c").write_text(f"/* {variant} source */\n")
+        (obj / f"{variant}.bpf.o").write_bytes(b"\x7fELF")
+    return {"src": src, "obj": obj, "state": tmp_path / "state"}
+
+
+def make(layout: dict[str, Path], machine: FakeMachine, pid: int = 1000,
+         **kw: bool | int) -> CongestionControlResolver:
+    return CongestionControlResolver(state_dir=layout["state"], bpf_dir=layout["obj"],
+                                     source_dir=layout["src"],
+                                     system=FakeSystem(machine, pid, **kw))
+
+
+def bpftool_calls(machine: FakeMachine, verb: str) -> list[tuple[str, ...]]:
+    return [c for c in machine.commands if c[:3] == ("bpftool", "struct_ops", verb)]
+
+
+# ------------------------------------------------------------- kernel providers
+
+def test_builtin_is_used_without_modprobe(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with make(layout, machine).resolve("cubic") as r:
+        assert (r.requested, r.kernel_name, r.provider, r.source_sha256) == \
+            ("cubic", "cubic", "builtin", None)
+    assert machine.commands == []
+
+
+def test_already_loaded_module_is_reported_as_module(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(available=["reno", "cubic", "htcp"], loaded_modules={"tcp_htcp"})
+    with make(layout, machine).resolve("htcp") as r:
+        assert r.provider == "module"
+
+
+def test_module_is_loaded_with_modprobe_without_quiet(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(installable_modules={"tcp_vegas"})
+    with make(layout, machine).resolve("vegas") as r:
+        assert (r.kernel_name, r.provider) == ("vegas", "module")
+    assert machine.commands == [("modprobe", "tcp_vegas")]
+    assert bpftool_calls(machine, "register") == []
+
+
+def test_failed_modprobe_shows_its_own_error(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with pytest.raises(CcUnavailable) as e:
+        with make(layout, machine).resolve("vegas", impl="kernel"):
+            pass
+    assert "modprobe: FATAL: Module tcp_vegas not found" in str(e.value)
+    assert "load the kernel module tcp_vegas" in str(e.value)
+    assert bpftool_calls(machine, "register") == []
+
+
+# --------------------------------------------------------------- eBPF provider
+
+def test_ebpf_serves_what_the_kernel_lacks(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    expected_hash = hashlib.sha256(b"/* vegas source */\n").hexdigest()
+    with make(layout, machine).resolve("vegas") as r:
+        assert (r.requested, r.kernel_name, r.provider) == ("vegas", "bpf_vegas", "ebpf")
+        assert r.source_sha256 == expected_hash
+        assert "Module tcp_vegas not found" in r.detail  # why the module did not serve
+        assert "bpf_vegas" in machine.available
+        assert bpftool_calls(machine, "register") == [
+            ("bpftool", "struct_ops", "register", str(layout["obj"] / "vegas.bpf.o"))]
+    assert bpftool_calls(machine, "unregister") == [
+        ("bpftool", "struct_ops", "unregister", "id", "40")]
+    assert "bpf_vegas" not in machine.available
+    assert not (layout["state"] / "bpf_vegas").exists()
+
+
+def test_ebpf_is_unregistered_when_the_run_fails(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with pytest.raises(RuntimeError, match="run failed"):
+        with make(layout, machine).resolve("bic"):
+            raise RuntimeError("run failed")
+    assert machine.struct_ops == {}
+
+
+def test_impl_ebpf_skips_the_kernel(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(installable_modules={"tcp_hybla"})
+    with make(layout, machine).resolve("hybla", impl="ebpf") as r:
+        assert r.provider == "ebpf"
+    assert not any(c[0] == "modprobe" for c in machine.commands)
+
+
+def test_bpf_prefixed_request_means_ebpf(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(installable_modules={"tcp_vegas"})
+    with make(layout, machine).resolve("bpf_vegas") as r:
+        assert (r.requested, r.kernel_name, r.provider) == ("bpf_vegas", "bpf_vegas", "ebpf")
+    with pytest.raises(CcUnavailable, match="impl='kernel'"):
+        with make(layout, machine).resolve("bpf_vegas", impl="kernel"):
+            pass
+
+
+def test_impl_kernel_never_uses_ebpf(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with pytest.raises(CcUnavailable, match="allow netrepro's eBPF version"):
+        with make(layout, machine).resolve("vegas", impl="kernel"):
+            pass
+    assert bpftool_calls(machine, "register") == []
+
+
+def test_impl_ebpf_for_a_variant_we_do_not_implement(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with pytest.raises(CcUnavailable, match="no eBPF implementation of cubic"):
+        with make(layout, machine).resolve("cubic", impl="ebpf"):
+            pass
+
+
+def test_bad_impl_is_a_programming_error(layout: dict[str, Path]) -> None:
+    with pytest.raises(ValueError, match="impl must be one of"):
+        with make(layout, FakeMachine()).resolve("cubic", impl="module"):
+            pass
+
+
+def test_unknown_name_lists_what_exists(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with pytest.raises(CcUnavailable) as e:
+        with make(layout, machine).resolve("westwood"):
+            pass
+    message = str(e.value)
+    assert "The kernel offers: reno cubic bbr." in message
+    assert "vegas (ready), bic (ready), hybla (ready)" in message
+    assert "Module tcp_westwood not found" in message
+    assert "load the kernel module tcp_westwood" in message
+
+
+def test_missing_object_says_how_to_build_it(layout: dict[str, Path]) -> None:
+    (layout["obj"] / "vegas.bpf.o").unlink()
+    with pytest.raises(CcUnavailable) as e:
+        with make(layout, FakeMachine()).resolve("vegas"):
+            pass
+    assert f"build native/ so {layout['obj'] / 'vegas.bpf.o'} exists" in str(e.value)
+    assert "load the kernel module tcp_vegas" in str(e.value)
+
+
+def test_object_older_than_its_source_is_refused(layout: dict[str, Path]) -> None:
+    obj = layout["obj"] / "hybla.bpf.o"
+    os.utime(obj, (time.time() - 100, time.time() - 100))
+    with pytest.raises(CcUnavailable, match="older than its source"):
+        with make(layout, FakeMachine()).resolve("hybla", impl="ebpf"):
+            pass
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"euid": 1000}, "needs root (effective uid is 1000)"),
+    ({"btf": False}, "/sys/kernel/btf/vmlinux is missing"),
+    ({"bpftool": False}, "bpftool is not installed"),
+])
+def test_bpf_prerequisites_are_named(layout: dict[str, Path], kwargs: dict[str, object],
+                                     expected: str) -> None:
+    machine = FakeMachine()
+    with pytest.raises(CcUnavailable, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        with make(layout, machine, **kwargs).resolve("vegas"):  # type: ignore[arg-type]
+            pass
+    assert bpftool_calls(machine, "register") == []
+
+
+def test_verifier_rejection_carries_bpftool_output(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(register_failure=(
+        "libbpf: prog 'vegas_cong_avoid': BPF program load failed: Permission denied\n"
+        "-- BEGIN PROG LOAD LOG --\nR1 invalid mem access 'scalar'\n-- END PROG LOAD LOG --"))
+    with pytest.raises(CcUnavailable) as e:
+        with make(layout, machine).resolve("vegas"):
+            pass
+    assert "R1 invalid mem access 'scalar'" in str(e.value)
+    assert not (layout["state"] / "bpf_vegas").exists()  # no record of a failed attempt
+
+
+def test_foreign_registration_is_neither_used_nor_removed(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(available=["reno", "cubic", "bpf_vegas"], struct_ops={7: "bpf_vegas"})
+    resolver = make(layout, machine)
+    with pytest.raises(CcUnavailable, match="has no record of it"):
+        with resolver.resolve("vegas"):
+            pass
+    assert resolver.cleanup_stale() == []
+    assert machine.struct_ops == {7: "bpf_vegas"}
+    assert bpftool_calls(machine, "unregister") == []
+
+
+# ----------------------------------------------- sharing between processes
+
+def test_last_of_two_holders_unregisters(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    first, second = make(layout, machine, pid=1001), make(layout, machine, pid=1002)
+    a = first.resolve("vegas")
+    b = second.resolve("vegas")
+    ra, rb = a.__enter__(), b.__enter__()
+    assert ra.kernel_name == rb.kernel_name == "bpf_vegas"
+    assert len(bpftool_calls(machine, "register")) == 1
+    a.__exit__(None, None, None)
+    assert machine.struct_ops == {40: "bpf_vegas"}  # the second holder still runs
+    b.__exit__(None, None, None)
+    assert machine.struct_ops == {}
+    assert len(bpftool_calls(machine, "unregister")) == 1
+
+
+def test_one_process_may_hold_twice(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    resolver = make(layout, machine)
+    with resolver.resolve("bic"):
+        with resolver.resolve("bic"):
+            pass
+        assert machine.struct_ops == {40: "bpf_bic"}
+    assert machine.struct_ops == {}
+
+
+def test_stale_registration_of_a_dead_pid_is_cleaned(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    crashed = make(layout, machine, pid=2001).resolve("hybla")
+    crashed.__enter__()  # never exited: the process is killed
+    del machine.processes[2001]
+    report = make(layout, machine, pid=2002).cleanup_stale()
+    assert report == ["unregistered bpf_hybla (id 40); its 1 holder(s) had exited"]
+    assert machine.struct_ops == {}
+    assert not (layout["state"] / "bpf_hybla").exists()
+
+
+def test_reused_pid_does_not_keep_a_registration_alive(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    # Keep the context manager referenced: collecting it would run its exit.
+    crashed = make(layout, machine, pid=3001).resolve("vegas")
+    crashed.__enter__()
+    machine.processes[3001] = "a later process with the same pid"
+    assert make(layout, machine, pid=3002).cleanup_stale() == [
+        "unregistered bpf_vegas (id 40); its 1 holder(s) had exited"]
+    assert machine.struct_ops == {}
+
+
+def test_next_resolve_cleans_stale_and_registers_afresh(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    crashed = make(layout, machine, pid=4001).resolve("vegas")
+    crashed.__enter__()
+    del machine.processes[4001]
+    with make(layout, machine, pid=4002).resolve("vegas") as r:
+        assert machine.struct_ops == {41: "bpf_vegas"}
+        assert "(id 41)" in r.detail
+    assert bpftool_calls(machine, "unregister") == [
+        ("bpftool", "struct_ops", "unregister", "id", "40"),
+        ("bpftool", "struct_ops", "unregister", "id", "41")]
+
+
+def test_live_holder_keeps_it_through_cleanup(layout: dict[str, Path]) -> None:
+    machine = FakeMachine()
+    with make(layout, machine, pid=5001).resolve("vegas"):
+        assert make(layout, machine, pid=5002).cleanup_stale() == []
+        assert machine.struct_ops == {40: "bpf_vegas"}
+
+
+def test_crash_between_register_and_record_is_cleaned_by_name(layout: dict[str, Path]) -> None:
+    machine = FakeMachine(struct_ops={12: "bpf_bic"}, available=["reno", "bpf_bic"])
+    record_dir = layout["state"] / "bpf_bic"
+    (record_dir / "holders").mkdir(parents=True)
+    (record_dir / "record.json").write_text(json.dumps({
+        "kernel_name": "bpf_bic", "state": "registering", "struct_ops_id": None,
+        "source_sha256": "0" * 64, "object_path": "x"}))
+    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    assert make(layout, machine, pid=6002).cleanup_stale() == [
+        "unregistered bpf_bic (id 12); its 1 holder(s) had exited"]
+    assert machine.struct_ops == {}
+
+
+def test_available_variants_reports_the_provider_per_variant(layout: dict[str, Path]) -> None:
+    (layout["obj"] / "bic.bpf.o").unlink()
+    machine = FakeMachine(installable_modules={"tcp_hybla"})
+    assert make(layout, machine).available_variants() == {
+        "reno": "builtin", "cubic": "builtin", "bbr": "builtin",
+        "vegas": "ebpf", "bic": None, "hybla": "module"}
+    assert bpftool_calls(machine, "register") == [] and \
+        not any(c[0] == "modprobe" for c in machine.commands)
+
+
+# ------------------------------------------------------- real registrations
+
+def _real_bpf_dir() -> Path:
+    return Path(os.environ.get("NETREPRO_BPF_DIR", REPO_ROOT / "build" / "native" / "bpf"))
+
+
+def _require_root_and_objects() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("registering struct_ops needs root")
+    missing = [v for v in ("vegas",) if not (_real_bpf_dir() / f"{v}.bpf.o").is_file()]
+    assert not missing, (f"{_real_bpf_dir()}/vegas.bpf.o is not built: build native/ "
+                         "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
+
+
+def _kernel_list() -> list[str]:
+    return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+@pytest.mark.integration
+def test_real_vegas_registers_and_unregisters(tmp_path: Path) -> None:
+    _require_root_and_objects()
+    assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    resolver = CongestionControlResolver(state_dir=tmp_path / "cc", bpf_dir=_real_bpf_dir())
+    with resolver.resolve("vegas", impl="ebpf") as r:
+        assert r.kernel_name == "bpf_vegas"
+        assert r.source_sha256 == hashlib.sha256(
+            (REPO_ROOT / "native" / "bpf" / "vegas.bpf.c").read_bytes()).hexdigest()
+        assert "bpf_vegas" in _kernel_list()
+    assert "bpf_vegas" not in _kernel_list()
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+from schemes.congestion_control import CongestionControlResolver
+resolver = CongestionControlResolver(state_dir=Path(sys.argv[1]), bpf_dir=Path(sys.argv[2]))
+with resolver.resolve("vegas", impl="ebpf"):
+    print("holding", flush=True)
+    sys.stdin.readline()
+print("released", flush=True)
+"""
+
+
+def _start_holder(state: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(state), str(_real_bpf_dir())],
+                            cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "holding"
+    return proc
+
+
+def _finish_holder(proc: subprocess.Popen[str]) -> None:
+    out, _ = proc.communicate("\n", timeout=30)
+    assert proc.returncode == 0 and out.strip() == "released"
+
+
+@pytest.mark.integration
+def test_real_two_processes_share_until_the_second_leaves(tmp_path: Path) -> None:
+    _require_root_and_objects()
+    assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    first = _start_holder(tmp_path / "cc")
+    try:
+        second = _start_holder(tmp_path / "cc")
+        try:
+            _finish_holder(first)
+            assert "bpf_vegas" in _kernel_list()
+        finally:
+            _finish_holder(second)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert "bpf_vegas" not in _kernel_list()
+
+
+@pytest.mark.integration
+def test_real_killed_holder_is_cleaned(tmp_path: Path) -> None:
+    _require_root_and_objects()
+    assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    holder = _start_holder(tmp_path / "cc")
+    holder.kill()
+    holder.wait()
+    assert "bpf_vegas" in _kernel_list()
+    resolver = CongestionControlResolver(state_dir=tmp_path / "cc", bpf_dir=_real_bpf_dir())
+    assert len(resolver.cleanup_stale()) == 1
+    assert "bpf_vegas" not in _kernel_list()

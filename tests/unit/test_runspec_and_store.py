@@ -1,0 +1,101 @@
+"""RunSpec ids and the results store's resume/failure rules."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from core.results import DONE, FAILED, ExperimentStore, read_json
+from core.runspec import RunSpec, make_params
+
+
+def spec(**overrides) -> RunSpec:
+    base = dict(experiment="x", scheme="fixed-window", data_trace="a.down", ack_trace="a.up",
+                params=make_params(window=10))
+    base.update(overrides)
+    return RunSpec(**base)
+
+
+def test_run_id_is_stable_and_depends_on_every_field() -> None:
+    assert spec().run_id() == spec().run_id()
+    assert spec().run_id() != spec(params=make_params(window=11)).run_id()
+    assert spec().run_id() != spec(trial=2).run_id()
+    assert spec().run_id() != spec(duration_s=30.0).run_id()
+
+
+def test_spec_round_trips_through_dict() -> None:
+    s = spec(duration_s=12.5, queue="droptail:packets=100")
+    assert RunSpec.from_dict(s.to_dict()) == s
+    assert s.dirname().startswith("fixed-window-window10-a.down-t1-")
+
+
+def test_once_means_no_duration() -> None:
+    assert spec().once and not spec(duration_s=3).once
+
+
+def test_commit_writes_done_last_and_is_resumable(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "exp")
+    s = spec()
+    tmp = store.new_temp_dir(s)
+    (tmp / "data.log").write_text("# base timestamp: 0\n")
+    assert not store.is_done(s)
+    final = store.commit(tmp, s)
+    assert (final / DONE).is_file() and (final / "data.log").is_file()
+    assert store.is_done(s)
+    assert not tmp.exists()
+
+
+def test_failed_run_keeps_artifacts_and_reason(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "exp")
+    s = spec()
+    tmp = store.new_temp_dir(s)
+    (tmp / "partial.log").write_text("partial")
+    dest = store.fail(tmp, s, "emulator died")
+    assert (dest / "partial.log").read_text() == "partial"
+    assert read_json(dest / FAILED)["reason"] == "emulator died"
+    assert not store.is_done(s)
+
+
+def test_recover_moves_half_written_runs_aside(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "exp")
+    s = spec()
+    half = store.run_dir(s)
+    half.mkdir(parents=True)
+    (half / "metrics.json").write_text("{")
+    moved = store.recover()
+    assert len(moved) == 1 and not half.exists()
+    assert read_json(moved[0] / FAILED)["reason"].startswith("half-written")
+
+
+def test_recover_leaves_live_temp_dirs_and_moves_dead_ones(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "exp")
+    live = store.runs_dir / f".tmp-run-{os.getpid()}"
+    live.mkdir(parents=True)
+    dead_pid = _dead_pid()
+    dead = store.runs_dir / f".tmp-run-{dead_pid}"
+    dead.mkdir()
+    store.recover()
+    assert live.exists() and not dead.exists()
+    assert any(p.name.startswith("tmp-run") for p in store.failed_dir.iterdir())
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize("text", ["", "fifo", "droptail", "droptail:packets=0",
+                                  "droptail:pkts=3", "droptail:packets=3,packets=4"])
+def test_bad_queue_specs_are_rejected(text: str) -> None:
+    from core.queue_spec import QueueSpecError, parse_queue
+    with pytest.raises(QueueSpecError):
+        parse_queue(text)
+
+
+def test_queue_specs_parse() -> None:
+    from core.queue_spec import parse_queue
+    assert parse_queue("infinite").kind == "infinite"
+    q = parse_queue("droptail:packets=100,bytes=150000")
+    assert (q.kind, q.packets, q.bytes) == ("droptail", 100, 150000)

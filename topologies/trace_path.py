@@ -1,0 +1,87 @@
+"""The two-host path every trace experiment uses: sender -- TraceLink -- receiver.
+
+Node names carry a per-run prefix so concurrent runs never collide, and
+teardown removes exactly the nodes, links and processes this path created.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host
+
+from core.active_runs import ActiveRun
+from topologies.trace_link import LinkSide, TraceLink
+
+log = logging.getLogger(__name__)
+
+SENDER_IP = "10.0.0.1"
+RECEIVER_IP = "10.0.0.2"
+
+
+def new_prefix() -> str:
+    """A short unique tag: node names are <prefix>s/r/e, interface names <prefix>s-eth0."""
+    return "nr" + secrets.token_hex(3)
+
+
+class TracePath:
+    """Context manager: builds the network on enter, tears it down on exit."""
+
+    def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
+                 delay_ms: int, queue: str, once: bool, active: ActiveRun) -> None:
+        self.link_options: dict[str, Any] = dict(
+            data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
+            queue=queue, once=once, on_process=active.add)
+        self.active = active
+        self.net: Mininet | None = None
+        self.link: TraceLink | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self.active.prefix
+
+    def __enter__(self) -> "TracePath":
+        setLogLevel("warning")
+        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
+        try:
+            sender = self.net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24")
+            receiver = self.net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
+            self.link = self.net.addLink(sender, receiver, cls=TraceLink, **self.link_options)
+            self.net.build()
+            for host in (sender, receiver):
+                self.active.add(host.pid, f"mininet:{host.name}")
+                # IPv6 chatter (router solicitations, MLD) would cross the link too.
+                host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+            # Static ARP: no broadcast has to cross the emulated link.
+            self.net.staticArp()
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    @property
+    def sender(self) -> Host:
+        assert self.net is not None
+        return self.net.get(f"{self.prefix}s")
+
+    @property
+    def receiver(self) -> Host:
+        assert self.net is not None
+        return self.net.get(f"{self.prefix}r")
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._teardown()
+
+    def _teardown(self) -> None:
+        if self.link is not None:
+            self.link.stop()
+        if self.net is not None:
+            for host in self.net.hosts:
+                host.terminate()
+            self.net = None
