@@ -91,6 +91,9 @@ def parse_log(path: Path | str) -> LinkLog:
 
 def parse_log_bytes(data: bytes, source: str = "<log>") -> LinkLog:
     """Parse a log held in memory; `source` names it in error messages."""
+    if not data:
+        raise LogFormatError(f"{source}: the log is empty: the link emulator wrote nothing "
+                             "(did it start, and was it stopped cleanly?)")
     truncated = False
     end = len(data)
     if data and not data.endswith(b"\n"):
@@ -174,7 +177,7 @@ def _chunks(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
     return pieces
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Where:
     """Where a chunk sits in the file, to turn a byte offset into a line number."""
 
@@ -228,9 +231,9 @@ def _parse_events(events: bytes, base: int, where: _Where) -> _Events:
 
     def fail(line_index: int, problem: str) -> LogFormatError:
         text = events[line_start[line_index]:nl[line_index]]
+        shown = text[:80].decode("utf-8", errors="replace")
         return LogFormatError(f"{where.source}:{where.lineno(int(line_start[line_index]))}: "
-                              f"{problem}: "
-                              f"{text[:80].decode('utf-8', errors='replace')!r}; expected "
+                              f"{problem if text else 'empty line'}: {shown!r}; expected "
                               f"{EVENT_FORMS} or a `#` header line")
 
     if bad >= 0:

@@ -24,3 +24,11 @@ def save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
         fig.savefig(p)
     plt.close(fig)
     return paths
+
+
+def readable_log_axis(axis: matplotlib.axis.Axis) -> None:
+    """Log scale with plain 1-2-5 tick labels (50, 100, 200 ms) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())

@@ -80,7 +80,8 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     status = EXIT_OK
     for exp in experiments:
         specs = exp.matrix(quick=args.quick, trials=args.trials)
-        runner = MatrixRunner(paths, traces, jobs=args.jobs, force=args.force)
+        jobs = args.jobs if args.jobs is not None else exp.default_jobs
+        runner = MatrixRunner(paths, traces, jobs=jobs, force=args.force)
         result = runner.run(exp, specs)
         print_summary(result)
         from core.results import ExperimentStore
@@ -181,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment's matrix (resumable)")
     run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
     run.add_argument("--quick", action="store_true", help="the short version of the matrix")
-    run.add_argument("--jobs", type=_positive_int, default=1, help="runs side by side")
+    run.add_argument("--jobs", type=_positive_int, default=None,
+                     help="runs side by side (default: the experiment's measured safe level)")
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
     run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
 
@@ -204,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument("--out", help="results folder (default results/one)")
     one.add_argument("--json", action="store_true", help="print one JSON object")
 
-    bench = sub.add_parser("bench", help="benchmarks: link")
-    bench.add_argument("what", choices=("link",))
+    bench = sub.add_parser("bench", help="benchmarks that print their figures (JSON last line)")
+    bench.add_argument("what", choices=("link", "cc", "concurrency"))
     bench.add_argument("--seconds", type=float, default=None, help="shorter/longer measurement")
 
     ex = sub.add_parser("_execute")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.plotting import new_figure, save
+from analysis.plotting import new_figure, readable_log_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
@@ -73,6 +73,7 @@ class ContestWarmupA(Experiment):
             ax.annotate(str(row["window"]), (x, y), textcoords="offset points", xytext=(4, 3),
                         fontsize=7)
         ax.set_xscale("log")
+        readable_log_axis(ax.xaxis)
         ax.invert_xaxis()  # better is up and to the right
         ax.set_xlabel("95th percentile signal delay (ms, log scale, reversed)")
         ax.set_ylabel("average throughput (Mbit/s)")
@@ -84,6 +85,7 @@ class ContestWarmupA(Experiment):
         ax.plot([row["window"] for row in rows], [row["power"] for row in rows], "o-",
                 color="tab:green")
         ax.set_xscale("log")
+        readable_log_axis(ax.xaxis)
         ax.set_xlabel("window (datagrams)")
         ax.set_ylabel("power (Mbit/s per second of p95 signal delay)")
         ax.set_title(f"Power vs window\n{self._subtitle(rows)}", fontsize=9)

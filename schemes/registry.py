@@ -7,8 +7,9 @@ from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from schemes.base import Scheme, SchemeUnavailable
 from schemes.congestion_control import CongestionControlResolver
-from schemes.grump import CONTROLLERS, GrumpScheme
-from schemes.sprout import MODELS as SPROUT_MODELS, SproutScheme
+from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
+from schemes.sprout import MODELS as SPROUT_MODELS
+from schemes.sprout import SproutScheme
 from schemes.tcp import TcpScheme
 
 TCP_VARIANTS = ("cubic", "reno", "bbr", "vegas", "bic", "hybla")
@@ -44,6 +45,9 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
         window = spec.param("window")
         if name == "fixed-window" and window is None:
             raise SchemeUnavailable("fixed-window needs a window: pass --window N")
+        if window is not None and name not in TAKES_WINDOW:
+            raise SchemeUnavailable(f"{name} sets its own window; --window applies only to "
+                                    + ", ".join(TAKES_WINDOW))
         return GrumpScheme(name, paths, window=window)
     if name in SPROUT_MODELS:
         confidence = spec.param("confidence")

@@ -24,8 +24,12 @@ void LinkDirection::drain_delay(uint64_t now_us, std::vector<Release>& ready) {
 }
 
 void LinkDirection::arrive(Packet packet, uint64_t now_us, std::vector<Release>& ready) {
+  // Time never runs backwards here: an arrival stamped before what was already served
+  // (a kernel timestamp older than our last wake-up) counts as arriving at that point.
+  now_us = std::max(now_us, time_us_);
   if (order_ == StageOrder::QueueThenDelay) {
     departures_.clear();
+    time_us_ = now_us;
     queue_.enqueue(std::move(packet), now_us, departures_);
     for (Departure& d : departures_) delay_.push(std::move(d.packet), d.departure_us);
     drain_delay(now_us, ready);
@@ -38,6 +42,8 @@ void LinkDirection::arrive(Packet packet, uint64_t now_us, std::vector<Release>&
 }
 
 void LinkDirection::advance(uint64_t now_us, std::vector<Release>& ready) {
+  now_us = std::max(now_us, time_us_);
+  time_us_ = now_us;
   departures_.clear();
   if (order_ == StageOrder::QueueThenDelay) {
     queue_.advance(now_us, departures_);

@@ -23,13 +23,16 @@ class LinkDirection {
  public:
   LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order);
 
-  // A packet (with its size set) enters the direction at now_us. Packets due by now_us are
-  // appended to `ready` with their scheduled release time.
+  // A packet (with its size set) enters the direction at now_us (raised to the latest time
+  // already processed, if earlier). Packets due by then are appended to `ready` with their
+  // scheduled release time.
   void arrive(Packet packet, uint64_t now_us, std::vector<Release>& ready);
   // Runs every stage up to now_us, appending packets due by then to `ready`.
   void advance(uint64_t now_us, std::vector<Release>& ready);
   // The next time something happens that needs a wake-up (kNever if nothing pending).
   uint64_t next_event_us() const;
+  // The latest time this direction has been run to.
+  uint64_t time_us() const { return time_us_; }
 
   const TraceQueue& queue() const { return queue_; }
   const DelayLine& delay() const { return delay_; }
@@ -42,6 +45,7 @@ class LinkDirection {
   DelayLine delay_;
   StageOrder order_;
   std::vector<Departure> departures_;  // scratch, reused to avoid allocations
+  uint64_t time_us_ = 0;
 };
 
 }  // namespace netrepro

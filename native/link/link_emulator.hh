@@ -66,6 +66,7 @@ class LinkEmulator {
   Direction a2b_;
   Direction b2a_;
   StatsFile stats_;
+  bool warned_large_frame_ = false;
 };
 
 }  // namespace netrepro

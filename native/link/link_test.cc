@@ -374,6 +374,21 @@ TEST(LinkDirection, DelayThenQueueServesEarlierOpportunitiesFirstWhenProcessedLa
   EXPECT_EQ(ev.of_kind('-'), (std::vector<Event>{{'-', 3, 1504, 1}}));
 }
 
+TEST(LinkDirection, AnArrivalStampedBeforeProcessedTimeCountsAsArrivingThen) {
+  // Run to 5.2 ms, then a packet stamped 3.1 ms shows up (its kernel timestamp is older than our
+  // last wake-up): it is treated as arriving at 5.2 ms, so it leaves at 6 ms, never in the past.
+  RecordingEvents ev;
+  LinkDirection d(trace_queue({1}, &ev), DelayLine(0), StageOrder::QueueThenDelay);
+  std::vector<Release> out;
+  d.advance(5200, out);
+  d.arrive(packet_of(1504), 3100, out);
+  d.advance(10 * kMs, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].release_us, 6 * kMs);
+  EXPECT_EQ(ev.of_kind('+'), (std::vector<Event>{{'+', 5, 1504, 0}}));
+  EXPECT_EQ(d.time_us(), 10 * kMs);
+}
+
 // --- Trace files -----------------------------------------------------------------------------
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "system_error.hh"
 
@@ -17,6 +18,7 @@ namespace netrepro {
 namespace {
 
 constexpr int kBufferBytes = 64 << 20;
+constexpr size_t kControlBytes = 64;  // room for one SCM_TIMESTAMPNS
 
 int open_packet_socket(const std::string& iface) {
   // Protocol 0 receives nothing until bind(), so no frame of another interface slips in.
@@ -36,7 +38,8 @@ PacketSocket::PacketSocket(const std::string& iface)
       buffers_(kBatch * kFrameCapacity),
       rx_headers_(kBatch),
       rx_iovecs_(kBatch),
-      rx_addresses_(kBatch) {
+      rx_addresses_(kBatch),
+      rx_controls_(kBatch * kControlBytes) {
   const unsigned index = ::if_nametoindex(iface.c_str());
   if (index == 0) {
     throw SystemError("interface " + iface + " (if_nametoindex; does it exist in this namespace?)",
@@ -49,6 +52,9 @@ PacketSocket::PacketSocket(const std::string& iface)
   // Frames we transmit on this interface must not come back to us as arrivals.
   set_option(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1,
              iface + ": setsockopt(PACKET_IGNORE_OUTGOING)");
+
+  // Kernel receive times, so arrivals keep their true time when we read a batch late.
+  set_option(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1, iface + ": setsockopt(SO_TIMESTAMPNS)");
 
   sockaddr_ll addr{};
   addr.sll_family = AF_PACKET;
@@ -84,6 +90,8 @@ const std::vector<ReceivedFrame>& PacketSocket::receive_batch() {
     m.msg_namelen = sizeof(rx_addresses_[i]);
     m.msg_iov = &rx_iovecs_[i];
     m.msg_iovlen = 1;
+    m.msg_control = rx_controls_.data() + i * kControlBytes;
+    m.msg_controllen = kControlBytes;
     rx_headers_[i].msg_len = 0;
   }
   const int n = ::recvmmsg(fd_.fd(), rx_headers_.data(), kBatch, MSG_DONTWAIT, nullptr);
@@ -98,8 +106,18 @@ const std::vector<ReceivedFrame>& PacketSocket::receive_batch() {
       ++truncated_;
       continue;
     }
+    uint64_t kernel_us = 0;
+    msghdr& m = rx_headers_[i].msg_hdr;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts{};
+        std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+        kernel_us = static_cast<uint64_t>(ts.tv_sec) * 1000000u +
+                    static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+      }
+    }
     received_.push_back(ReceivedFrame{static_cast<const char*>(rx_iovecs_[i].iov_base),
-                                      rx_headers_[i].msg_len});
+                                      rx_headers_[i].msg_len, kernel_us});
   }
   return received_;
 }

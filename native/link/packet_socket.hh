@@ -15,6 +15,7 @@ namespace netrepro {
 struct ReceivedFrame {
   const char* data = nullptr;
   uint32_t length = 0;
+  uint64_t kernel_realtime_us = 0;  // when the kernel received it (CLOCK_REALTIME); 0 if unknown
 };
 
 class PacketSocket {
@@ -45,6 +46,7 @@ class PacketSocket {
   std::vector<mmsghdr> rx_headers_;
   std::vector<iovec> rx_iovecs_;
   std::vector<struct sockaddr_storage> rx_addresses_;
+  std::vector<char> rx_controls_;
   std::vector<ReceivedFrame> received_;
   std::vector<mmsghdr> tx_headers_;
   std::vector<iovec> tx_iovecs_;

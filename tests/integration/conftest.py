@@ -11,6 +11,14 @@ from core.results import ExperimentStore
 from core.traces import TraceSet
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Everything under tests/integration is an integration test."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(autouse=True)
 def _require_root() -> None:
     if os.geteuid() != 0:

@@ -65,6 +65,11 @@ def test_missing_base_timestamp_names_the_file():
         parse_log_bytes(b"# mahimahi\n1 + 10\n", "up.log")
 
 
+def test_empty_log_is_a_clear_error():
+    with pytest.raises(LogFormatError, match=r"up\.log: the log is empty"):
+        parse_log_bytes(b"", "up.log")
+
+
 def test_base_timestamp_twice_is_an_error():
     with pytest.raises(LogFormatError, match=r"f:2: .*twice"):
         parse_log_bytes(b"# base timestamp: 1\n# base timestamp: 2\n", "f")
