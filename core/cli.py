@@ -166,6 +166,14 @@ def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
+def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    """Internal: the trace names the experiments need, one per line (for setup)."""
+    from core.doctor import required_traces
+    for name in sorted(required_traces()):
+        print(name)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -209,7 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks that print their figures (JSON last line)")
     bench.add_argument("what", choices=("link", "cc", "concurrency"))
     bench.add_argument("--seconds", type=float, default=None, help="shorter/longer measurement")
+    bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
+    bench.add_argument("--max-jobs", type=_positive_int, default=None,
+                       help="concurrency: the highest level to try")
 
+    sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
     ex.add_argument("--experiment", required=True)
     ex.add_argument("--spec-json", required=True)
@@ -233,6 +245,7 @@ def _non_negative_int(text: str) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
+    "_required-traces": cmd_required_traces,
 }
 
 

@@ -154,9 +154,10 @@ def check_traces(traces: TraceSet, required_names: set[str]) -> list[Check]:
             path = traces.resolve(name)
             checks.append(Check(f"trace {name}", True, f"verified ({path})", required=required))
         except TraceError as e:
-            checks.append(Check(f"trace {name}", False, str(e).splitlines()[0],
-                                "set NETREPRO_TRACES=DIR or run ./setup/install.sh with "
-                                "network access", required=required))
+            problem, _, fix = str(e).partition("; fix: ")
+            checks.append(Check(f"trace {name}", False, problem,
+                                fix or "set NETREPRO_TRACES=DIR or run ./setup/install.sh "
+                                "with network access", required=required))
     return checks
 
 
@@ -164,8 +165,9 @@ def required_traces() -> set[str]:
     from experiments.registry import all_experiments
     names = set()
     for exp in all_experiments():
-        for spec in exp.matrix(quick=True):
-            names.update((spec.data_trace, spec.ack_trace))
+        for quick in (True, False):
+            for spec in exp.matrix(quick=quick):
+                names.update((spec.data_trace, spec.ack_trace))
     return names
 
 

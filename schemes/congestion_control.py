@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -129,7 +129,7 @@ class _Registration:
     object_path: str
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__, indent=1)
+        return json.dumps(asdict(self), indent=1)
 
     @staticmethod
     def from_json(text: str) -> "_Registration":
@@ -316,7 +316,7 @@ class CongestionControlResolver:
             record = self._acquire(name, kernel_name)
             holders = len(self._live_holders(kernel_name))
         detail = (f"eBPF struct_ops {kernel_name} (id {record.struct_ops_id}) from "
-                  f"{self._display(Path(record.object_path))}, {holders} holder(s)")
+                  f"{self._display(Path(record.object_path))}, held by {holders} process(es)")
         current = _sha256(self._source(name))
         if current != record.source_sha256:
             detail += (f"; note: registered from an earlier source (sha256 "

@@ -62,7 +62,16 @@ if command -v ovs-vsctl >/dev/null; then
 fi
 
 echo "setup: traces"
-args=(prepare)
-[[ -n $traces_dir ]] && args+=(--dir "$traces_dir")
-/usr/bin/python3 -m core.traces "${args[@]}"
+dir_args=()
+[[ -n $traces_dir ]] && dir_args=(--dir "$traces_dir")
+# Every known trace is tried (downloaded when missing); only those the experiments
+# need are fatal. The others are reported, and whatever needs them says so.
+/usr/bin/python3 -m core.traces prepare "${dir_args[@]}" ||
+  echo "setup: warning: some optional traces are missing (listed above)" >&2
+mapfile -t required < <(/usr/bin/python3 ./repro _required-traces)
+/usr/bin/python3 -m core.traces prepare --offline "${dir_args[@]}" "${required[@]}" >/dev/null || {
+  echo "setup: traces the experiments need are missing: ${required[*]}" >&2
+  echo "setup: give a directory holding them with --traces-dir DIR or NETREPRO_TRACES=DIR" >&2
+  exit 1
+}
 echo "setup: done; ./repro doctor checks everything"

@@ -130,6 +130,8 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
   d.link = std::make_unique<LinkDirection>(std::move(queue), DelayLine(p.options.delay_ms * 1000),
                                            p.order);
+  // Frames queued in the socket before the start count as arriving at the start.
+  d.link->advance(base_ms * 1000, d.ready);
   const std::string from = d.in->iface(), to = d.out->iface();
   std::vector<std::string> header = {
       "netrepro-link",

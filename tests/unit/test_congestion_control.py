@@ -391,12 +391,12 @@ def _real_bpf_dir() -> Path:
     return Path(os.environ.get("NETREPRO_BPF_DIR", REPO_ROOT / "build" / "native" / "bpf"))
 
 
-def _require_root_and_objects() -> None:
+def _require_root_and_objects(variant: str = "vegas") -> None:
     if os.geteuid() != 0:
         pytest.skip("registering struct_ops needs root")
-    missing = [v for v in ("vegas",) if not (_real_bpf_dir() / f"{v}.bpf.o").is_file()]
-    assert not missing, (f"{_real_bpf_dir()}/vegas.bpf.o is not built: build native/ "
-                         "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
+    obj = _real_bpf_dir() / f"{variant}.bpf.o"
+    assert obj.is_file(), (f"{obj} is not built: build native/ "
+                           "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
 
 
 def _kernel_list() -> list[str]:
@@ -414,6 +414,17 @@ def test_real_vegas_registers_and_unregisters(tmp_path: Path) -> None:
             (REPO_ROOT / "native" / "bpf" / "vegas.bpf.c").read_bytes()).hexdigest()
         assert "bpf_vegas" in _kernel_list()
     assert "bpf_vegas" not in _kernel_list()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("variant", ["vegas", "bic", "hybla"])
+def test_real_variant_passes_the_verifier(tmp_path: Path, variant: str) -> None:
+    _require_root_and_objects(variant)
+    assert f"bpf_{variant}" not in _kernel_list(), f"bpf_{variant} is already registered"
+    resolver = CongestionControlResolver(state_dir=tmp_path / "cc", bpf_dir=_real_bpf_dir())
+    with resolver.resolve(variant, impl="ebpf") as r:
+        assert r.kernel_name in _kernel_list()
+    assert r.kernel_name not in _kernel_list()
 
 
 _HOLDER = """
