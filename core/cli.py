@@ -130,8 +130,10 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     if spec.scheme not in {i.name for i in known_schemes()}:
         raise UnknownScheme(f"unknown scheme {spec.scheme!r}; known: "
                             + ", ".join(i.name for i in known_schemes()))
-    traces.resolve(spec.data_trace)
-    traces.resolve(spec.ack_trace)
+    from core.executor import link_side, planned_duration_s
+    link_side(spec.data_trace, traces)
+    link_side(spec.ack_trace, traces)
+    planned_duration_s(spec, traces)
     from core.queue_spec import parse_queue
     parse_queue(spec.queue)
 
@@ -202,8 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sprout, sprout-ewma: forecast percentile (default 0.05)")
     one.add_argument("--cc-impl", choices=("auto", "kernel", "ebpf"), default="auto",
                      help="TCP: which provider must serve the congestion control")
-    one.add_argument("--data-trace", required=True, help="trace name or path (data direction)")
-    one.add_argument("--ack-trace", required=True, help="trace name or path (ack direction)")
+    one.add_argument("--data-trace", required=True,
+                     help="trace name or path (data direction), or rate:<Mbit/s> for a fixed rate")
+    one.add_argument("--ack-trace", required=True,
+                     help="trace name or path (ack direction), or rate:<Mbit/s>")
     one.add_argument("--delay-ms", type=_non_negative_int, default=20,
                      help="fixed delay each way (default 20)")
     one.add_argument("--queue", default="infinite",

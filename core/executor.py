@@ -19,7 +19,7 @@ from core.environment import environment
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
-from core.traces import TraceSet, trace_duration_ms
+from core.traces import TraceError, TraceSet, trace_duration_ms
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
 from topologies.trace_link import LinkSide
@@ -41,9 +41,28 @@ class RunOutcome:
     metrics: dict[str, Any] | None = None
 
 
+# A "trace" written rate:<Mbit/s> is a fixed-rate link (wired paths, behavioural tests).
+FIXED_RATE_PREFIX = "rate:"
+
+
+def link_side(trace: str, traces: TraceSet) -> LinkSide:
+    if trace.startswith(FIXED_RATE_PREFIX):
+        text = trace[len(FIXED_RATE_PREFIX):]
+        try:
+            rate = float(text)
+        except ValueError:
+            rate = -1.0
+        if rate <= 0:
+            raise TraceError(f"bad fixed rate {trace!r}: write rate:<Mbit/s>, e.g. rate:12")
+        return LinkSide(rate_mbps=rate)
+    return LinkSide(trace=traces.resolve(trace))
+
+
 def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
     if spec.duration_s is not None:
         return float(spec.duration_s)
+    if spec.data_trace.startswith(FIXED_RATE_PREFIX):
+        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
     return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
 
 
@@ -75,10 +94,10 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
 
 def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
              meta: dict[str, Any]) -> None:
-    data_trace = traces.resolve(spec.data_trace)
-    ack_trace = traces.resolve(spec.ack_trace)
+    data = link_side(spec.data_trace, traces)
+    ack = link_side(spec.ack_trace, traces)
     duration_s = planned_duration_s(spec, traces)
-    meta["traces"] = {"data": str(data_trace), "ack": str(ack_trace)}
+    meta["traces"] = {"data": data.describe(), "ack": ack.describe()}
     meta["duration_s"] = duration_s
     scheme = make_scheme(spec, paths)
     meta["scheme"] = scheme.describe()
@@ -89,7 +108,7 @@ def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         stack.callback(active.close)
         meta["prefix"] = active.prefix
         path = stack.enter_context(TracePath(
-            data=LinkSide(trace=data_trace), ack=LinkSide(trace=ack_trace), emulator=emulator,
+            data=data, ack=ack, emulator=emulator,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=spec.once,
             active=active))
         assert path.link is not None

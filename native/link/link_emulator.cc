@@ -24,8 +24,9 @@ namespace {
 // Above this fixed rate a `#` line per opportunity would dwarf the rest of the log.
 constexpr double kMaxLoggedOpportunityRateMbps = 100.0;
 constexpr uint64_t kStatsIntervalUs = 1000000;
-// Reading more than this many batches in a row would starve the schedule.
-constexpr int kMaxBatchesPerWake = 8;
+// Frames waiting in the socket are read (in batches of 64) before serving, up to this many
+// batches per wake-up, so a flood cannot starve the schedule entirely.
+constexpr int kMaxBatchesPerWake = 32;
 // At most one wake-up per 50 us. Measured at 1 Gbit/s on a 2-core VM against waking for every
 // event: p99 lateness 3.7 ms instead of 9.1 ms, 20% less CPU, more of the rate delivered.
 constexpr uint64_t kMinWakeIntervalUs = 50;
@@ -265,7 +266,21 @@ void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
       sleep_until_us(last_wake_us + kMinWakeIntervalUs);
       now = monotonic_us();
     }
-    last_wake_us = now;
+    const uint64_t next =
+        std::min({a2b_.link->next_event_us(), b2a_.link->next_event_us(), next_stats_us});
+    const uint64_t wait_ns = next > now ? (next - now) * 1000 : 0;
+    timespec timeout{static_cast<time_t>(wait_ns / 1000000000ULL),
+                     static_cast<long>(wait_ns % 1000000000ULL)};
+    const int n = ::ppoll(fds, 2, &timeout, wait_mask);
+    if (n < 0 && errno != EINTR) {
+      throw SystemError("ppoll on " + options_.iface_a + " and " + options_.iface_b, errno);
+    }
+    last_wake_us = monotonic_us();
+    // Read before serving: frames already waiting arrived earlier (kernel timestamps) and
+    // must be queued before the opportunities since then are served.
+    if (n > 0 && fds[0].revents != 0) receive(a2b_);
+    if (n > 0 && fds[1].revents != 0) receive(b2a_);
+    now = monotonic_us();
     for (Direction* d : {&a2b_, &b2a_}) {
       d->link->advance(now, d->ready);
       send_due(*d);
@@ -274,20 +289,6 @@ void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
       stats_.replace(stats_json(false));
       next_stats_us = now + kStatsIntervalUs;
     }
-    const uint64_t next =
-        std::min({a2b_.link->next_event_us(), b2a_.link->next_event_us(), next_stats_us});
-    now = monotonic_us();
-    const uint64_t wait_ns = next > now ? (next - now) * 1000 : 0;
-    timespec timeout{static_cast<time_t>(wait_ns / 1000000000ULL),
-                     static_cast<long>(wait_ns % 1000000000ULL)};
-    const int n = ::ppoll(fds, 2, &timeout, wait_mask);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw SystemError("ppoll on " + options_.iface_a + " and " + options_.iface_b, errno);
-    }
-    if (n == 0) continue;
-    if (fds[0].revents != 0) receive(a2b_);
-    if (fds[1].revents != 0) receive(b2a_);
   }
 
   // Bring the logs up to the moment we stop, send what is due, and flush everything.
