@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
 from core.results import ExperimentStore
+from core.traces import TraceError, TraceSet, trace_duration_ms
 from core.runspec import RunSpec, make_params
 from experiments.base import Experiment
 
@@ -68,10 +70,15 @@ class ContestWarmupA(Experiment):
         fig, ax = new_figure()
         xs = [row["p95_signal_delay_ms"] for row in rows]
         ys = [row["throughput_mbps"] for row in rows]
-        ax.plot(xs, ys, "o", color="tab:blue")
+        ax.plot(xs, ys, "o", color="tab:blue", label="fixed window (label: datagrams)")
         for row, x, y in zip(rows, xs, ys):
             ax.annotate(str(row["window"]), (x, y), textcoords="offset points", xytext=(4, 3),
                         fontsize=7)
+        bound = self._omniscient(rows)
+        if bound is not None:
+            ax.plot([bound.p95_signal_delay_ms], [bound.throughput_mbps], "*", markersize=12,
+                    color="tab:red", label="omniscient (the ceiling)")
+        ax.legend(fontsize=7, loc="lower left")
         ax.set_xscale("log")
         readable_log_axis(ax.xaxis)
         ax.invert_xaxis()  # better is up and to the right
@@ -79,6 +86,20 @@ class ContestWarmupA(Experiment):
         ax.set_ylabel("average throughput (Mbit/s)")
         ax.set_title(f"{self.title}\n{self._subtitle(rows)}", fontsize=9)
         return save(fig, out_dir, "throughput-vs-delay")
+
+    @staticmethod
+    def _omniscient(rows: list[dict]) -> OmniscientResult | None:
+        """The omniscient protocol on the same trace span, or None if the trace is gone."""
+        durations = {row.get("duration_s") for row in rows}
+        if len(durations) != 1:
+            return None
+        duration = durations.pop()
+        try:
+            trace = TraceSet.for_project().resolve(DATA_TRACE)
+        except TraceError:
+            return None
+        whole = duration is None or duration * 1000 >= trace_duration_ms(trace)
+        return omniscient(trace, DELAY_MS, None if whole else int(duration * 1000))
 
     def _power_plot(self, rows: list[dict], out_dir: Path) -> list[Path]:
         fig, ax = new_figure()
