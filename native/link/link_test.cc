@@ -310,6 +310,74 @@ TEST(TraceQueue, BulkCountingOfIdleOpportunitiesMatchesOneByOne) {
   EXPECT_EQ(b[0].departure_us, 5005u);
 }
 
+namespace {
+// A deliberately different formulation of the same rules, opportunity by opportunity: at each
+// opportunity time t, 1504 bytes serve FIFO the packets that arrived strictly before t
+// (an arrival at exactly t comes after that opportunity); unused bytes are lost.
+std::vector<uint64_t> reference_departures(const std::vector<uint64_t>& opportunity_us,
+                                           const std::vector<std::pair<uint64_t, uint32_t>>& arrivals) {
+  std::vector<uint64_t> departure(arrivals.size(), 0);
+  size_t head = 0;
+  uint64_t head_left = arrivals.empty() ? 0 : arrivals[0].second;
+  for (const uint64_t t : opportunity_us) {
+    uint64_t budget = 1504;
+    while (budget > 0 && head < arrivals.size() && arrivals[head].first < t) {
+      const uint64_t used = std::min(budget, head_left);
+      budget -= used;
+      head_left -= used;
+      if (head_left == 0) {
+        departure[head] = t;
+        if (++head < arrivals.size()) head_left = arrivals[head].second;
+      }
+    }
+  }
+  return departure;
+}
+}  // namespace
+
+TEST(TraceQueue, MatchesAnOpportunityByOpportunityReferenceOnRandomTraffic) {
+  // A bursty looping trace (with a 0 start and repeated ms) and random arrivals/sizes.
+  unsigned seed = 12345;
+  auto next_random = [&seed]() {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) & 0xffff;
+  };
+  std::vector<uint64_t> trace = {0};
+  for (int i = 0; i < 300; ++i) trace.push_back(trace.back() + (next_random() % 7 == 0 ? 0 : next_random() % 5));
+  trace.push_back(trace.back() + 3);
+  std::vector<std::pair<uint64_t, uint32_t>> arrivals;
+  uint64_t t = 0;
+  for (int i = 0; i < 3000; ++i) {
+    // Mostly busy, with idle gaps so that wasted budget matters too.
+    t += next_random() % 40 == 0 ? 200'000 + next_random() * 10 : next_random() % 900;
+    arrivals.emplace_back(t, 40 + next_random() % 2960);
+  }
+  const uint64_t end_us = t + 5'000'000;
+  auto schedule = OpportunitySchedule::from_trace(trace, false, 0);
+  std::vector<uint64_t> opportunities;
+  while (schedule.next_us() <= end_us) {
+    opportunities.push_back(schedule.next_us());
+    schedule.consume();
+  }
+  const std::vector<uint64_t> expected = reference_departures(opportunities, arrivals);
+
+  TraceQueue q = trace_queue(trace, nullptr);
+  std::vector<Departure> out;
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    q.enqueue(packet_of(arrivals[i].second, std::to_string(i)), arrivals[i].first, out);
+  }
+  q.advance(end_us, out);
+  ASSERT_EQ(out.size(), arrivals.size());
+  size_t waited_past_idle = 0;  // the test must cover departures right after idle periods
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i > 0 && arrivals[i].first > out[i - 1].departure_us) ++waited_past_idle;
+    ASSERT_EQ(out[i].packet.frame, std::to_string(i));
+    ASSERT_EQ(out[i].departure_us, expected[i]) << "packet " << i;
+  }
+  EXPECT_EQ(q.counters().opportunities, opportunities.size());
+  EXPECT_GT(waited_past_idle, 20u);
+}
+
 // --- Delay and its order ---------------------------------------------------------------------
 
 TEST(DelayLine, ReleasesFifoAfterTheDelay) {
