@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -121,8 +122,10 @@ class MatrixRunner:
         with self._lock:
             if self._stop.is_set():
                 return False, "not started: interrupted"
+            # The child writes where this runner reads, whatever the caller's environment.
+            env = dict(os.environ, NETREPRO_RESULTS=str(self.paths.results_dir))
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True)
+                                    text=True, env=env)
             self._children.add(proc)
         stdout, stderr = proc.communicate()
         with self._lock:

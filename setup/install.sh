@@ -49,7 +49,13 @@ else
 fi
 
 echo "setup: building native/"
-cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+bpf=ON
+if ! command -v clang >/dev/null || ! command -v bpftool >/dev/null || [[ ! -e /sys/kernel/btf/vmlinux ]]; then
+  # Without them the eBPF congestion controls cannot be built; runs needing them will say so.
+  echo "setup: warning: clang, bpftool or kernel BTF missing: eBPF congestion controls not built" >&2
+  bpf=OFF
+fi
+cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF=$bpf >/dev/null
 make -C build/native -j"$(nproc)" --no-print-directory
 
 # The tcp:tcp_probe tracepoint lives in tracefs, which a minimal VM may not mount.
