@@ -18,6 +18,7 @@ from typing import Sequence
 
 import pytest
 
+from core.paths import ProjectPaths
 from schemes.congestion_control import (CcUnavailable, CommandResult,
                                         CongestionControlResolver, SystemLayer)
 
@@ -397,6 +398,10 @@ def _require_root_and_objects(variant: str = "vegas") -> None:
     obj = _real_bpf_dir() / f"{variant}.bpf.o"
     assert obj.is_file(), (f"{obj} is not built: build native/ "
                            "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
+    # A run of this project that was killed leaves its registration until the
+    # next run or `./repro clean` removes it; do what `./repro clean` does.
+    CongestionControlResolver(state_dir=ProjectPaths().state_dir / "cc",
+                              bpf_dir=_real_bpf_dir()).cleanup_stale()
 
 
 def _kernel_list() -> list[str]:
