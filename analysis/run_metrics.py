@@ -1,9 +1,13 @@
-"""metrics.json of one run: the data direction's link metrics, plus what the run verified."""
+"""metrics.json of one run: the data direction's link metrics, plus what the run verified.
+
+TCP runs also get their congestion control's behaviour (analysis/cc_behaviour.py).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.metrics import metrics_from_file
 from core.runspec import RunSpec
 
@@ -21,4 +25,7 @@ def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> d
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256"):
         if key in verification:
             metrics[key] = verification[key]
+    if "cc_requested" in verification:
+        metrics["tcp_probe_status"] = (verification.get("tcp_probe") or {}).get("status")
+        metrics.update(cc_behaviour_metrics(run_dir, verification["cc_requested"]))
     return metrics

@@ -11,4 +11,7 @@ def clean_ours(paths: ProjectPaths) -> list[str]:
     resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
                                          bpf_dir=paths.build_dir / "bpf")
     report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
+    from schemes.tcp_probe_recorder import TcpProbeSetup
+    report += [f"tcp_probe: {line}"
+               for line in TcpProbeSetup(paths.state_dir / "tcp-probe").cleanup_stale()]
     return report or ["nothing of ours was left over"]

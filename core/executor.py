@@ -112,7 +112,8 @@ def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=spec.once,
             active=active))
         assert path.link is not None
-        ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add)
+        ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add,
+                         run_tag=active.prefix)
         stack.callback(scheme.stop)
         scheme.start_receiver(ends)
         path.link.start()

@@ -48,6 +48,7 @@ class Endpoints:
     receiver_ip: str
     out_dir: Path
     on_process: Callable[[int, str], None] = field(default=lambda pid, marker: None)
+    run_tag: str = ""  # the run's prefix, for names outside its namespaces (tracefs)
 
 
 class Scheme(ABC):

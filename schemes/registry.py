@@ -11,6 +11,7 @@ from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
 from schemes.sprout import MODELS as SPROUT_MODELS
 from schemes.sprout import SproutScheme
 from schemes.tcp import TcpScheme
+from schemes.tcp_probe_recorder import TcpProbeSetup
 
 TCP_VARIANTS = ("cubic", "reno", "bbr", "vegas", "bic", "hybla")
 
@@ -40,7 +41,8 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     if name in TCP_VARIANTS:
         resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
                                              bpf_dir=paths.build_dir / "bpf")
-        return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"))
+        return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
+                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
     if name in CONTROLLERS:
         window = spec.param("window")
         if name == "fixed-window" and window is None:

@@ -3,10 +3,14 @@
 The variant is set per socket (`iperf3 -C`), never system-wide, and read back
 twice: iperf3's own getsockopt(TCP_CONGESTION) in its JSON, and `ss -tin` on the
 live connection. Either disagreeing with what was loaded makes the run invalid.
+With a `TcpProbeSetup`, the kernel's tcp:tcp_probe samples of the sender's data
+socket are recorded as tcp-probe.csv (schemes/tcp_probe_recorder.py); when
+they cannot be, the run goes on and its verification facts say why.
 """
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import threading
@@ -16,13 +20,17 @@ from typing import Any
 
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
+
+log = logging.getLogger(__name__)
 
 IPERF_PORT = 5201
 SS_SAMPLE_AFTER_S = 2.0
 
 
 class TcpScheme(Scheme):
-    def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto") -> None:
+    def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto",
+                 probe: TcpProbeSetup | None = None) -> None:
         self.name = cc
         self.cc = cc
         self.impl = impl
@@ -32,6 +40,9 @@ class TcpScheme(Scheme):
         self.client: ManagedProcess | None = None
         self.ss_sample: str = ""
         self._sampler: threading.Thread | None = None
+        self.probe = probe
+        self.recorder: TcpProbeRecorder | None = None
+        self.probe_facts: dict[str, Any] = {"status": "not requested"}
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:
         try:
@@ -59,10 +70,23 @@ class TcpScheme(Scheme):
         assert self.resolution is not None, "prepare() first"
         args = ["iperf3", "-c", ends.receiver_ip, "-p", str(IPERF_PORT), "-J",
                 "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
+        args += self._start_probe(ends)
         self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
                                      ends.on_process)
         self._sampler = threading.Thread(target=self._sample_socket, args=(ends,), daemon=True)
         self._sampler.start()
+
+    def _start_probe(self, ends: Endpoints) -> list[str]:
+        """Start recording tcp_probe; the iperf3 arguments that bind the probed port."""
+        if self.probe is None:
+            return []
+        try:
+            self.recorder = self.probe.start(ends.out_dir, IPERF_PORT, tag=ends.run_tag)
+        except ProbeUnavailable as e:
+            log.warning("tcp_probe not recorded: %s", e)
+            self.probe_facts = {"status": "unavailable", "reason": str(e)}
+            return []
+        return ["--cport", str(self.recorder.client_port)]
 
     def _sample_socket(self, ends: Endpoints) -> None:
         time.sleep(SS_SAMPLE_AFTER_S)
@@ -90,6 +114,8 @@ class TcpScheme(Scheme):
         for proc in (self.client, self.server):
             if proc is not None:
                 proc.stop()
+        if self.recorder is not None:
+            self.probe_facts = self.recorder.finish()
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.client is not None and self.resolution is not None
@@ -103,7 +129,7 @@ class TcpScheme(Scheme):
                  "cc_provider": self.resolution.provider,
                  "cc_source_sha256": self.resolution.source_sha256,
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
-                 .get("bits_per_second")}
+                 .get("bits_per_second"), "tcp_probe": self.probe_facts}
         if from_iperf != expected:
             raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
                              f"the socket reported {from_iperf!r}")
