@@ -16,10 +16,23 @@ def new_figure(width: float = 6.4, height: float = 4.4) -> tuple[Figure, plt.Axe
     return fig, ax
 
 
-def save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
+def new_grid(rows: int, cols: int, panel_width: float = 6.0, panel_height: float = 4.6
+             ) -> tuple[Figure, list[plt.Axes]]:
+    """A figure of rows x cols panels in the shared style, the axes row by row."""
+    fig, axes = plt.subplots(rows, cols, figsize=(panel_width * cols, panel_height * rows),
+                             dpi=110, squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat:
+        ax.grid(True, which="both", alpha=0.3)
+    return fig, flat
+
+
+def save(fig: Figure, out_dir: Path, stem: str, tight: bool = True) -> list[Path]:
+    """PNG and SVG side by side; `tight=False` keeps a layout the caller already made."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     for p in paths:
         fig.savefig(p)
     plt.close(fig)
@@ -32,3 +45,12 @@ def readable_log_axis(axis: matplotlib.axis.Axis) -> None:
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
+
+
+def reversed_log_delay_axis(ax: plt.Axes, label: str) -> None:
+    """A delay x axis as the papers draw it: log scale, reversed, so better is up and right."""
+    ax.set_xscale("log")
+    readable_log_axis(ax.xaxis)
+    if not ax.xaxis_inverted():
+        ax.invert_xaxis()
+    ax.set_xlabel(label)

@@ -36,6 +36,28 @@ def failed_runs(store: ExperimentStore) -> list[tuple[str, str]]:
     return [(p.name, read_json(p / "FAILED.json").get("reason", "")) for p in store.failures()]
 
 
+@dataclass(frozen=True)
+class FailedRecord:
+    spec: RunSpec
+    reason: str
+    time: float  # when it failed (seconds since the epoch)
+    path: Path
+
+
+def failed_records(store: ExperimentStore) -> list[FailedRecord]:
+    """Every failure on record whose spec is readable, oldest first."""
+    records = []
+    for run_dir in store.failures():
+        try:
+            spec = RunSpec.from_dict(read_json(run_dir / "spec.json"))
+        except (OSError, ValueError, TypeError):
+            continue  # a failure from before the spec was written: listed by failed_runs
+        failed = read_json(run_dir / "FAILED.json")
+        records.append(FailedRecord(spec, str(failed.get("reason", "")),
+                                    float(failed.get("time", 0.0)), run_dir))
+    return sorted(records, key=lambda r: r.time)
+
+
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -57,7 +79,7 @@ def latest_per_run(records: list[RunRecord]) -> list[RunRecord]:
     best: dict[str, RunRecord] = {}
     for r in records:
         key = r.spec.label()
-        if key not in best or _finished_at(r) > _finished_at(best[key]):
+        if key not in best or finished_at(r) > finished_at(best[key]):
             best[key] = r
     return list(best.values())
 
@@ -68,5 +90,6 @@ def prefer_full_runs(records: list[RunRecord]) -> list[RunRecord]:
     return full if full else records
 
 
-def _finished_at(r: RunRecord) -> float:
+def finished_at(r: RunRecord) -> float:
+    """When the run was marked DONE (seconds since the epoch)."""
     return (r.path / "DONE").stat().st_mtime

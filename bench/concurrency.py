@@ -167,8 +167,10 @@ def _run_level(paths: ProjectPaths, traces: TraceSet, specs: list[RunSpec],
     wall = time.monotonic() - started
     if result.interrupted:
         raise KeyboardInterrupt
+    # By trial (unique in a bench), not run id: the id also hashes the code, which may change.
     store = ExperimentStore(paths.results_dir / EXPERIMENT)
-    return [_measured(store.run_dir(s)) for s in result.succeeded], wall
+    by_trial = {read_json(d / "spec.json")["trial"]: d for d in store.done_runs()}
+    return [_measured(by_trial[s.trial]) for s in result.succeeded], wall
 
 
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.omniscient import OmniscientResult, omniscient
-from analysis.plotting import new_figure, readable_log_axis, save
+from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
 from core.results import ExperimentStore
 from core.traces import TraceError, TraceSet, trace_duration_ms
@@ -79,10 +79,7 @@ class ContestWarmupA(Experiment):
             ax.plot([bound.p95_signal_delay_ms], [bound.throughput_mbps], "*", markersize=12,
                     color="tab:red", label="omniscient (the ceiling)")
         ax.legend(fontsize=7, loc="lower left")
-        ax.set_xscale("log")
-        readable_log_axis(ax.xaxis)
-        ax.invert_xaxis()  # better is up and to the right
-        ax.set_xlabel("95th percentile signal delay (ms, log scale, reversed)")
+        reversed_log_delay_axis(ax, "95th percentile signal delay (ms, log scale, reversed)")
         ax.set_ylabel("average throughput (Mbit/s)")
         ax.set_title(f"{self.title}\n{self._subtitle(rows)}", fontsize=9)
         return save(fig, out_dir, "throughput-vs-delay")

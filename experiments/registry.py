@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from experiments.base import Experiment
 from experiments.contest_warmup_a import ContestWarmupA
+from experiments.sprout_fig7 import SproutFig7
+from experiments.sprout_risk import SproutRisk
 
 
 class UnknownExperiment(ValueError):
@@ -10,7 +12,7 @@ class UnknownExperiment(ValueError):
 
 
 def all_experiments() -> list[Experiment]:
-    return [ContestWarmupA()]
+    return [ContestWarmupA(), SproutFig7(), SproutRisk()]
 
 
 def get_experiment(name: str) -> Experiment:

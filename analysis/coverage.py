@@ -1,0 +1,115 @@
+"""Which runs of an experiment's matrix have a result, which failed and why, which
+never ran: figures draw only finished runs (DONE) and list everything else.
+
+The mode shown is the full one when any full-mode run has finished, else the
+quick one; trials go up to the highest trial on record.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from analysis.summary import (FailedRecord, RunRecord, failed_records, finished_at,
+                              finished_runs)
+from core.results import ExperimentStore
+from core.runspec import RunSpec
+
+NOT_RUN = "not run yet"
+REASON_WIDTH = 90
+
+# experiment.matrix(quick, trials)
+MatrixFn = Callable[[bool, int], list[RunSpec]]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One planned run: its finished record, or why it has none."""
+
+    spec: RunSpec
+    record: RunRecord | None
+    reason: str = ""  # "" when done; else the latest failure's reason, or NOT_RUN
+
+    @property
+    def done(self) -> bool:
+        return self.record is not None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    quick: bool
+    trials: int
+    cells: tuple[Cell, ...]
+
+    def records(self) -> list[RunRecord]:
+        return [c.record for c in self.cells if c.record is not None]
+
+    def missing(self) -> list[Cell]:
+        return [c for c in self.cells if not c.done]
+
+    def absent(self, key: Callable[[RunSpec], str] = lambda s: s.scheme) -> dict[str, list[str]]:
+        """Groups (schemes by default) with no finished run at all -> their distinct reasons."""
+        groups: dict[str, list[Cell]] = {}
+        for cell in self.cells:
+            groups.setdefault(key(cell.spec), []).append(cell)
+        return {name: _distinct(c.reason for c in cells)
+                for name, cells in groups.items() if not any(c.done for c in cells)}
+
+
+def short_reason(reason: str, width: int = REASON_WIDTH) -> str:
+    """The first line of a failure reason, cut to `width` characters."""
+    first = reason.strip().splitlines()[0] if reason.strip() else "unknown reason"
+    return first if len(first) <= width else first[:width - 3] + "..."
+
+
+def _distinct(reasons: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for reason in reasons:
+        if reason not in out:
+            out.append(reason)
+    return out
+
+
+def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRecord],
+               quick: bool, trials: int) -> Coverage:
+    """Pair each planned spec with its latest finished run, else its latest failure."""
+    latest: dict[RunSpec, RunRecord] = {}
+    for record in done:
+        if record.spec not in latest or finished_at(record) > finished_at(latest[record.spec]):
+            latest[record.spec] = record
+    reasons = {f.spec: f.reason for f in sorted(failed, key=lambda f: f.time)}
+    cells = tuple(Cell(spec, latest.get(spec),
+                       "" if spec in latest else reasons.get(spec, NOT_RUN)) for spec in plan)
+    return Coverage(quick=quick, trials=trials, cells=cells)
+
+
+def coverage(store: ExperimentStore, matrix: MatrixFn) -> Coverage:
+    """The coverage of the mode on record (full when any full run is done)."""
+    done = finished_runs(store)
+    failed = failed_records(store)
+    trials = max((r.spec.trial for r in [*done, *failed]), default=1)
+    full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials)
+    quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
+    if any(c.done for c in full.cells):
+        return full
+    if any(c.done for c in quick.cells):
+        return quick
+    tried_full = any(c.reason != NOT_RUN for c in full.cells)
+    return full if tried_full else quick
+
+
+
+def missing_notes(cells: Iterable[Cell], group: Callable[[RunSpec], str]) -> list[str]:
+    """One line per group (e.g. per scheme) with runs missing: how many, and why."""
+    groups: dict[str, list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault(group(cell.spec), []).append(cell)
+    notes = []
+    for name, members in groups.items():
+        missing = [c for c in members if not c.done]
+        if not missing:
+            continue
+        what = ("no result" if len(missing) == len(members)
+                else f"{len(missing)} of {len(members)} runs missing")
+        reasons = "; ".join(short_reason(r) for r in _distinct(c.reason for c in missing))
+        notes.append(f"{name}: {what} ({reasons})")
+    return notes

@@ -1,0 +1,88 @@
+"""Finished runs as throughput vs self-inflicted delay: one row per run (the CSV),
+one point per scheme (or per scheme setting) with its mean and spread over trials.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from analysis.scheme_labels import scheme_label
+from analysis.self_inflicted import OmniscientReferences
+from analysis.summary import RunRecord
+
+# The logs' resolution: a self-inflicted delay below 1 ms is drawn, and divided
+# by, as 1 ms (a log axis and a ratio both need a positive number).
+DELAY_FLOOR_MS = 1.0
+
+Row = Mapping[str, Any]
+
+
+def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
+    """The columns every throughput/self-inflicted-delay summary shares, for one run."""
+    m = record.metrics
+    reference = refs.for_run(record.spec)
+    return {
+        "scheme": record.spec.scheme,
+        "label": scheme_label(record.spec.scheme, [m.get("cc_provider")]),
+        "trial": record.spec.trial,
+        "throughput_mbps": m["throughput_mbps"],
+        "p95_e2e_delay_ms": m["p95_e2e_delay_ms"],
+        "self_inflicted_delay_ms": refs.self_inflicted_ms(record.spec, m),
+        "omniscient_p95_e2e_delay_ms": reference.p95_e2e_delay_ms,
+        "utilization": m.get("utilization"),
+        "capacity_mbps": m.get("capacity_mbps"),
+        "provider": m.get("cc_provider"),
+        "cc_used": m.get("cc_used"),
+        "run": record.path.name,
+    }
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """The mean over trials; `*_sd` is the sample standard deviation (0 for one trial)."""
+
+    scheme: str
+    trials: int
+    throughput_mbps: float
+    throughput_sd: float
+    self_inflicted_delay_ms: float
+    delay_sd: float
+    providers: tuple[str | None, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return scheme_label(self.scheme, self.providers)
+
+    @property
+    def plotted_delay_ms(self) -> float:
+        return max(self.self_inflicted_delay_ms, DELAY_FLOOR_MS)
+
+
+def _sd(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def point_of(rows: Iterable[Row]) -> TradeoffPoint:
+    """One point from the rows of one scheme (or one setting of it): mean and sd."""
+    rows = list(rows)
+    if not rows:
+        raise ValueError("a point needs at least one finished run")
+    schemes = {row["scheme"] for row in rows}
+    if len(schemes) != 1:
+        raise ValueError(f"rows of several schemes in one point: {sorted(schemes)}")
+    thr = [float(row["throughput_mbps"]) for row in rows]
+    delay = [float(row["self_inflicted_delay_ms"]) for row in rows]
+    return TradeoffPoint(scheme=schemes.pop(), trials=len(rows),
+                         throughput_mbps=statistics.fmean(thr), throughput_sd=_sd(thr),
+                         self_inflicted_delay_ms=statistics.fmean(delay), delay_sd=_sd(delay),
+                         providers=tuple(row.get("provider") for row in rows))
+
+
+def points_by(rows: Iterable[Row], key: Callable[[Row], Any] = lambda row: row["scheme"]
+              ) -> dict[Any, TradeoffPoint]:
+    """Rows grouped by `key` (the scheme by default), one point per group, in first-seen order."""
+    groups: dict[Any, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return {k: point_of(group) for k, group in groups.items()}

@@ -1,0 +1,81 @@
+"""Planned runs paired with their results or with why they have none."""
+from __future__ import annotations
+
+from analysis.coverage import NOT_RUN, coverage, missing_notes, short_reason
+from core.results import ExperimentStore
+from core.runspec import RunSpec
+from tests.unit.fake_runs import add_done, add_failed
+
+
+def spec(scheme: str, quick: bool = True, trial: int = 1) -> RunSpec:
+    return RunSpec(experiment="x", scheme=scheme, data_trace="t.down", ack_trace="t.up",
+                   duration_s=60.0 if quick else None, trial=trial)
+
+
+def matrix(quick: bool, trials: int) -> list[RunSpec]:
+    return [spec(s, quick, t) for t in range(1, trials + 1) for s in ("sprout", "bic", "vegas")]
+
+
+def test_done_failed_and_not_run(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_done(store, spec("sprout"), throughput_mbps=1.0)
+    add_failed(store, spec("bic"), "CcUnavailable: old reason", when=1.0)
+    add_failed(store, spec("bic"), "CcUnavailable: no provider for bic", when=2.0)
+    cov = coverage(store, matrix)
+    assert cov.quick and cov.trials == 1
+    cells = {c.spec.scheme: c for c in cov.cells}
+    assert cells["sprout"].done and cells["sprout"].reason == ""
+    assert not cells["bic"].done and cells["bic"].reason == "CcUnavailable: no provider for bic"
+    assert cells["vegas"].reason == NOT_RUN
+    assert [r.spec.scheme for r in cov.records()] == ["sprout"]
+    assert [c.spec.scheme for c in cov.missing()] == ["bic", "vegas"]
+
+
+def test_a_finished_rerun_wins_over_an_earlier_failure(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_failed(store, spec("vegas"), "RuntimeError: flaky")
+    add_done(store, spec("vegas"), throughput_mbps=1.0)
+    cell = next(c for c in coverage(store, matrix).cells if c.spec.scheme == "vegas")
+    assert cell.done and cell.reason == ""
+
+
+def test_full_mode_when_any_full_run_finished(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_done(store, spec("sprout", quick=True), throughput_mbps=1.0)
+    assert coverage(store, matrix).quick
+    add_done(store, spec("bic", quick=False), throughput_mbps=1.0)
+    cov = coverage(store, matrix)
+    assert not cov.quick and [r.spec.scheme for r in cov.records()] == ["bic"]
+
+
+def test_failures_alone_choose_their_mode(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_failed(store, spec("bic", quick=False), "CcUnavailable: no bic")
+    assert not coverage(store, matrix).quick
+
+
+def test_trials_up_to_the_highest_on_record(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_done(store, spec("sprout", trial=3), throughput_mbps=1.0)
+    cov = coverage(store, matrix)
+    assert cov.trials == 3 and len(cov.cells) == 9
+
+
+def test_missing_variant_is_reported_never_dropped(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    for t in (1, 2):
+        add_done(store, spec("sprout", trial=t), throughput_mbps=1.0)
+        add_failed(store, spec("bic", trial=t), "CcUnavailable: no provider for bic")
+    add_done(store, spec("vegas", trial=1), throughput_mbps=1.0)
+    add_failed(store, spec("vegas", trial=2), "RuntimeError: sender still running")
+    cov = coverage(store, matrix)
+    assert cov.absent() == {"bic": ["CcUnavailable: no provider for bic"]}
+    assert missing_notes(cov.cells, lambda s: s.scheme.upper()) == [
+        "BIC: no result (CcUnavailable: no provider for bic)",
+        "VEGAS: 1 of 2 runs missing (RuntimeError: sender still running)"]
+
+
+def test_short_reason() -> None:
+    assert short_reason("first line\nsecond") == "first line"
+    assert short_reason("x" * 200, width=10) == "xxxxxxx..."
+    assert short_reason("") == "unknown reason"
