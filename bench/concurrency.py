@@ -131,7 +131,7 @@ def chosen_level(verdicts: list[LevelVerdict]) -> int:
     return chosen
 
 
-def _spec(scheme: str, seconds: float, trial: int) -> RunSpec:
+def bench_spec(scheme: str, seconds: float, trial: int) -> RunSpec:
     return RunSpec(experiment=EXPERIMENT, scheme=scheme, data_trace=DATA_TRACE,
                    ack_trace=ACK_TRACE, delay_ms=DELAY_MS, queue="infinite",
                    duration_s=seconds, trial=trial)
@@ -140,7 +140,7 @@ def _spec(scheme: str, seconds: float, trial: int) -> RunSpec:
 def level_specs(jobs: int, seconds: float) -> list[RunSpec]:
     """Every scheme at least once, in whole batches of `jobs`, so all start together."""
     count = jobs * math.ceil(len(SCHEMES) / jobs)
-    return [_spec(SCHEMES[i % len(SCHEMES)], seconds, trial=100 * jobs + i)
+    return [bench_spec(SCHEMES[i % len(SCHEMES)], seconds, trial=100 * jobs + i)
             for i in range(count)]
 
 
@@ -167,10 +167,15 @@ def _run_level(paths: ProjectPaths, traces: TraceSet, specs: list[RunSpec],
     wall = time.monotonic() - started
     if result.interrupted:
         raise KeyboardInterrupt
-    # By trial (unique in a bench), not run id: the id also hashes the code, which may change.
-    store = ExperimentStore(paths.results_dir / EXPERIMENT)
-    by_trial = {read_json(d / "spec.json")["trial"]: d for d in store.done_runs()}
-    return [_measured(by_trial[s.trial]) for s in result.succeeded], wall
+    return measured_runs(ExperimentStore(paths.results_dir / EXPERIMENT), result.succeeded), wall
+
+
+def measured_runs(store: ExperimentStore, specs: list[RunSpec]) -> list[Measured]:
+    """The finished runs of these specs, found by label (scheme, trace, trial: unique in
+    a bench), not by run id: the id also hashes the code, which may change mid-bench."""
+    by_label = {RunSpec.from_dict(read_json(d / "spec.json")).label(): d
+                for d in store.done_runs()}
+    return [_measured(by_label[s.label()]) for s in specs]
 
 
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
@@ -184,7 +189,7 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
           f"(other work on the machine moves these figures)", flush=True)
 
     print(f"== baseline: each run alone, {BASELINE_REPEATS} times", flush=True)
-    base_specs = [_spec(s, seconds, trial) for trial in range(1, BASELINE_REPEATS + 1)
+    base_specs = [bench_spec(s, seconds, trial) for trial in range(1, BASELINE_REPEATS + 1)
                   for s in SCHEMES]
     base_runs, _ = _run_level(bench_paths, traces, base_specs, jobs=1)
     missing = set(SCHEMES) - {r.scheme for r in base_runs}

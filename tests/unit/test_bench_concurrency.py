@@ -1,9 +1,14 @@
 """The concurrency benchmark's verdicts: what makes a level hold, and which level is chosen."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from bench.concurrency import (SCHEMES, LevelVerdict, Measured, chosen_level, judge,
+from core.results import ExperimentStore
+from tests.unit.fake_runs import add_done
+from bench.concurrency import (METRICS, SCHEMES, LevelVerdict, Measured, bench_spec, chosen_level,
+                               judge, measured_runs,
                                level_specs, make_baseline)
 
 
@@ -70,3 +75,18 @@ def test_each_level_runs_every_scheme_in_whole_batches(jobs: int) -> None:
     assert len(specs) % jobs == 0
     assert set(SCHEMES) <= {s.scheme for s in specs}
     assert len({s.run_id() for s in specs}) == len(specs)
+
+
+def test_runs_are_found_by_scheme_and_trial_not_trial_alone(tmp_path) -> None:
+    # The baseline repeats every scheme with the same trial numbers.
+    store = ExperimentStore(tmp_path / "bench-concurrency")
+    specs = [bench_spec(scheme, 30, trial) for trial in (1, 2) for scheme in SCHEMES]
+    for i, spec in enumerate(specs):
+        run_dir = add_done(store, spec, **{m: float(i + 1) for m in METRICS})
+        (run_dir / "meta.json").write_text(json.dumps(
+            {"spec": spec.to_dict(), "link": {"a2b": {"lateness_us": {"p99": 100 + i}},
+                                             "b2a": {"lateness_us": {"p99": 50}}}}))
+    found = measured_runs(store, specs)
+    assert [m.scheme for m in found] == [s.scheme for s in specs]
+    assert [m.metrics[METRICS[0]] for m in found] == [float(i + 1) for i in range(len(specs))]
+    assert [m.lateness_p99_us for m in found] == [100 + i for i in range(len(specs))]
