@@ -7,9 +7,9 @@ import pytest
 
 from core.results import ExperimentStore
 from tests.unit.fake_runs import add_done
-from bench.concurrency import (METRICS, SCHEMES, LevelVerdict, Measured, bench_spec, chosen_level,
-                               judge, measured_runs,
-                               level_specs, make_baseline)
+from bench.concurrency import (METRICS, SCHEMES, LevelVerdict, Measured, bench_spec,
+                               chosen_level, judge, level_specs, make_baseline,
+                               measured_runs)
 
 
 def run(scheme: str, tput: float, delay: float, lateness: int = 200) -> Measured:
