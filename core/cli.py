@@ -77,11 +77,15 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     _require_root()
     traces = _traces(args, paths)
     experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
-    status = EXIT_OK
+    plans = []
     for exp in experiments:
-        specs = exp.matrix(quick=args.quick, trials=args.trials)
         jobs = args.jobs if args.jobs is not None else exp.default_jobs
-        runner = MatrixRunner(paths, traces, jobs=jobs, force=args.force)
+        plans.append((exp, exp.matrix(quick=args.quick, trials=args.trials),
+                      MatrixRunner(paths, traces, jobs=jobs, force=args.force)))
+    if len(plans) > 1:
+        _print_overall_plan(plans, traces)
+    status = EXIT_OK
+    for exp, specs, runner in plans:
         result = runner.run(exp, specs)
         print_summary(result)
         from core.results import ExperimentStore
@@ -94,6 +98,20 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
             status = EXIT_FAILED
     print(f"wrote {display(write_report(paths))}")
     return status
+
+
+def _print_overall_plan(plans: list, traces: TraceSet) -> None:
+    """Before several experiments: what each will run and the total expected time."""
+    from core.runner import estimate_s, format_duration
+    total = 0.0
+    print("plan: every experiment, one after the other:", flush=True)
+    for exp, specs, runner in plans:
+        todo = runner.to_run(exp, specs)
+        eta = estimate_s(todo, traces, runner.jobs)
+        total += eta
+        print(f"  {exp.name}: {len(todo)} of {len(specs)} runs to do with --jobs "
+              f"{runner.jobs}, ~{format_duration(eta)}", flush=True)
+    print(f"  expected in all: ~{format_duration(total)}", flush=True)
 
 
 def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -71,12 +71,17 @@ class MatrixRunner:
         self._children: set[subprocess.Popen[str]] = set()
         self._lock = threading.Lock()
 
+    def to_run(self, experiment: Experiment, specs: list[RunSpec]) -> list[RunSpec]:
+        """The runs still to do: all with --force, else those not finished."""
+        store = ExperimentStore(self.paths.results_dir / experiment.name)
+        return [s for s in specs if self.force or not store.is_done(s)]
+
     def run(self, experiment: Experiment, specs: list[RunSpec]) -> MatrixResult:
         store = ExperimentStore(self.paths.results_dir / experiment.name)
         for moved in store.recover():
             print(f"moved a half-written run aside: {display(moved)}",
                   file=self.out)
-        todo = [s for s in specs if self.force or not store.is_done(s)]
+        todo = self.to_run(experiment, specs)
         result = MatrixResult(planned=len(specs), skipped=len(specs) - len(todo))
         eta = estimate_s(todo, self.traces, self.jobs)
         print(f"plan: {experiment.name}: {len(specs)} runs, {result.skipped} already done, "
