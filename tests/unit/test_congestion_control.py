@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ class FakeMachine:
     next_id: int = 40
     processes: dict[int, str] = field(default_factory=dict)  # pid -> start time
     register_failure: str | None = None
+    register_delay_s: float = 0.0
     commands: list[tuple[str, ...]] = field(default_factory=list)
 
 
@@ -67,6 +69,7 @@ class FakeSystem(SystemLayer):
                        for i, n in sorted(m.struct_ops.items())]
             return CommandResult(argv, 0, json.dumps(listing), "")
         if argv[:3] == ("bpftool", "struct_ops", "register"):
+            time.sleep(m.register_delay_s)
             if m.register_failure is not None:
                 return CommandResult(argv, 255, "", m.register_failure)
             name = "bpf_" + Path(argv[3]).name.split(".")[0]
@@ -311,6 +314,39 @@ def test_last_of_two_holders_unregisters(layout: dict[str, Path]) -> None:
     assert len(bpftool_calls(machine, "unregister")) == 1
 
 
+def test_two_runs_starting_at_once_register_once(layout: dict[str, Path]) -> None:
+    # Two processes (threads with their own resolver, lock file handle and PID) reach
+    # resolve() together; the flock'ed state must let exactly one register.
+    # bpftool takes a while to register, so a missing lock would let both register.
+    machine = FakeMachine(register_delay_s=0.2)
+    start, holding = threading.Barrier(2), threading.Barrier(2)
+    seen: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def run(pid: int) -> None:
+        try:
+            resolver = make(layout, machine, pid=pid)
+            start.wait(timeout=10)
+            with resolver.resolve("vegas") as r:
+                seen[pid] = r.kernel_name
+                holding.wait(timeout=10)  # both hold it at the same time
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            holding.abort()
+
+    threads = [threading.Thread(target=run, args=(pid,)) for pid in (7001, 7002)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors, errors
+    assert seen == {7001: "bpf_vegas", 7002: "bpf_vegas"}
+    assert len(bpftool_calls(machine, "register")) == 1
+    assert len(bpftool_calls(machine, "unregister")) == 1
+    assert machine.struct_ops == {}
+    assert not (layout["state"] / "bpf_vegas").exists()
+
+
 def test_one_process_may_hold_twice(layout: dict[str, Path]) -> None:
     machine = FakeMachine()
     resolver = make(layout, machine)
@@ -486,3 +522,110 @@ def test_real_killed_holder_is_cleaned(tmp_path: Path) -> None:
     resolver = CongestionControlResolver(state_dir=tmp_path / "cc", bpf_dir=_real_bpf_dir())
     assert len(resolver.cleanup_stale()) == 1
     assert "bpf_vegas" not in _kernel_list()
+
+
+_HOLDER_ON_SIGNAL = """
+import re, sys
+from pathlib import Path
+from schemes.congestion_control import CongestionControlResolver
+resolver = CongestionControlResolver(state_dir=Path(sys.argv[1]), bpf_dir=Path(sys.argv[2]))
+print("ready", flush=True)
+sys.stdin.readline()
+with resolver.resolve("vegas", impl="ebpf") as r:
+    print("holding", re.search(r"[(]id ([0-9]+)[)]", r.detail).group(1), flush=True)
+    sys.stdin.readline()
+print("released", flush=True)
+"""
+
+
+def _bpf_vegas_ids() -> list[int]:
+    shown = subprocess.run(["bpftool", "-j", "struct_ops", "show"], capture_output=True,
+                           text=True, check=True).stdout
+    return [int(e["id"]) for e in json.loads(shown or "[]") if e.get("name") == "bpf_vegas"]
+
+
+@pytest.mark.integration
+def test_real_two_processes_starting_at_once_share_one_registration(tmp_path: Path) -> None:
+    _require_root_and_objects()
+    assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    procs = [subprocess.Popen([sys.executable, "-c", _HOLDER_ON_SIGNAL, str(tmp_path / "cc"),
+                               str(_real_bpf_dir())], cwd=REPO_ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        for proc in procs:  # both imported and waiting: the start is then simultaneous
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        ids = set()
+        for proc in procs:
+            assert proc.stdout is not None
+            word, struct_ops_id = proc.stdout.readline().split()
+            assert word == "holding"
+            ids.add(int(struct_ops_id))
+        assert len(ids) == 1 and _bpf_vegas_ids() == list(ids), "one registration, shared"
+        for proc in procs:
+            _finish_holder(proc)
+        assert "bpf_vegas" not in _kernel_list(), "the last to leave unregisters"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # A failure above may have killed a holder mid-release: leave nothing registered.
+        CongestionControlResolver(state_dir=tmp_path / "cc",
+                                  bpf_dir=_real_bpf_dir()).cleanup_stale()
+
+
+# The verifier refuses writes to tcp_sock fields other than the few it allows
+# (snd_cwnd_clamp is read-only to BPF), whatever the kernel version.
+_REJECTED_SOURCE = """
+#include "tcp_ca_common.h"
+char LICENSE[] SEC("license") = "GPL";
+SEC("struct_ops")
+void BPF_PROG(bad_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	netrepro_tcp_sk(sk)->snd_cwnd_clamp = 10;
+}
+SEC("struct_ops")
+__u32 BPF_PROG(bad_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
+SEC("struct_ops")
+__u32 BPF_PROG(bad_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+SEC(".struct_ops")
+struct tcp_congestion_ops bpf_vegas = {
+	.ssthresh = (void *)bad_ssthresh,
+	.undo_cwnd = (void *)bad_undo_cwnd,
+	.cong_avoid = (void *)bad_cong_avoid,
+	.name = "bpf_vegas",
+};
+"""
+
+
+@pytest.mark.integration
+def test_real_verifier_rejection_shows_the_verifiers_message(tmp_path: Path) -> None:
+    _require_root_and_objects()
+    assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    vmlinux_h = _real_bpf_dir() / "vmlinux.h"
+    assert vmlinux_h.is_file(), f"{vmlinux_h} is generated by the native build"
+    src = tmp_path / "vegas.bpf.c"
+    src.write_text(_REJECTED_SOURCE)
+    subprocess.run(["clang", "-O2", "-g", "-target", "bpf", "-Wall", "-Werror",
+                    f"-D__TARGET_ARCH_{_bpf_arch()}", "-I", str(_real_bpf_dir()),
+                    "-I", str(REPO_ROOT / "native" / "bpf"), "-c", str(src),
+                    "-o", str(tmp_path / "vegas.bpf.o")], check=True)
+    resolver = CongestionControlResolver(state_dir=tmp_path / "cc", bpf_dir=tmp_path,
+                                         source_dir=tmp_path)
+    with pytest.raises(CcUnavailable) as e:
+        with resolver.resolve("vegas", impl="ebpf"):
+            pass
+    message = str(e.value)
+    assert "bpftool struct_ops register" in message
+    assert "-- BEGIN PROG LOAD LOG --" in message and "no write support to tcp_sock" in message
+    assert "bpf_vegas" not in _kernel_list()
+    assert not (tmp_path / "cc" / "bpf_vegas").exists()
+
+
+def _bpf_arch() -> str:
+    machine = os.uname().machine
+    return {"x86_64": "x86", "aarch64": "arm64"}.get(machine, machine)
