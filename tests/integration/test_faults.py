@@ -11,6 +11,7 @@ from pathlib import Path
 
 from core.paths import REPO_ROOT
 from core.results import pid_alive
+from tests.integration.active_record import pid_of, wait_for_process
 
 REPRO = str(REPO_ROOT / "repro")
 
@@ -68,9 +69,8 @@ def test_emulator_dying_mid_run_fails_the_run_and_tears_down(tmp_path, fixed_tra
             str(fixed_trace), "--ack-trace", str(fixed_trace), "--duration", "15", "--json"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
-    record = _wait_for_record(proc.pid)
-    emulator = next(int(pid) for pid, marker in record["processes"].items()
-                    if marker == "netrepro-link")
+    record = wait_for_process(proc.pid, "netrepro-link")
+    emulator = pid_of(record, "netrepro-link")
     time.sleep(2)
     os.kill(emulator, signal.SIGKILL)
     out, err = proc.communicate(timeout=60)
@@ -83,17 +83,3 @@ def test_emulator_dying_mid_run_fails_the_run_and_tears_down(tmp_path, fixed_tra
     for pid in record["processes"]:
         assert not pid_alive(int(pid)), f"process {pid} of the failed run is still alive"
 
-
-def _wait_for_record(owner: int, timeout_s: float = 20) -> dict:
-    active = REPO_ROOT / "var" / "active"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for path in active.glob("*.json"):
-            try:
-                record = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if record["owner"] == owner and "netrepro-link" in record["processes"].values():
-                return record
-        time.sleep(0.1)
-    raise AssertionError("the run never recorded its emulator")
