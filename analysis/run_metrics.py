@@ -18,9 +18,13 @@ def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> d
                                                 fixed_delay_ms=spec.delay_ms).to_dict()
     link = meta.get("link") or {}
     lateness = (link.get("a2b") or {}).get("lateness_us") or {}
+    data = link.get("a2b") or {}
     metrics.update(lateness_p50_us=lateness.get("p50"), lateness_p99_us=lateness.get("p99"),
                    lateness_max_us=lateness.get("max"),
-                   socket_drops=(link.get("a2b") or {}).get("socket_drops"))
+                   socket_drops=data.get("socket_drops"),
+                   queued_at_end_bytes=data.get("queue_bytes_at_end"),
+                   arrivals_after_service=data.get("arrivals_after_service"),
+                   sender_end=meta.get("sender_end"))
     verification = meta.get("verification") or {}
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256"):
         if key in verification:

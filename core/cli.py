@@ -144,10 +144,8 @@ def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
-    from schemes.registry import known_schemes, UnknownScheme
-    if spec.scheme not in {i.name for i in known_schemes()}:
-        raise UnknownScheme(f"unknown scheme {spec.scheme!r}; known: "
-                            + ", ".join(i.name for i in known_schemes()))
+    from schemes.registry import check_params
+    check_params(spec)  # an unknown scheme, or a parameter it would ignore
     from core.executor import link_side, planned_duration_s
     link_side(spec.data_trace, traces)
     link_side(spec.ack_trace, traces)
@@ -288,13 +286,14 @@ def main(argv: list[str]) -> int:
     from core.queue_spec import QueueSpecError
     from experiments.registry import UnknownExperiment
     from schemes.base import SchemeUnavailable
-    from schemes.registry import UnknownScheme
+    from schemes.registry import SchemeParameterError, UnknownScheme
     try:
         return COMMANDS[args.command](args, paths)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError) as e:
+    except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError,
+            SchemeParameterError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:

@@ -71,6 +71,13 @@ class Scheme(ABC):
         """Block until the sender has finished; raise if it failed."""
 
     @abstractmethod
+    def stop_sender(self) -> None:
+        """End a sender still running after the span (the link serves nothing more).
+
+        Not a failure: what it sent is measured. verify() must still succeed after it.
+        """
+
+    @abstractmethod
     def stop(self) -> None:
         """Stop every process the scheme started (idempotent)."""
 

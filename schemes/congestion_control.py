@@ -13,6 +13,12 @@ the process start time against PID reuse). The last holder to leave
 unregisters; registrations whose holders all died are cleaned by the next
 `resolve()` or by `cleanup_stale()`. Only struct_ops named in our state
 directory are ever unregistered.
+
+Whether a name is registered is read from the kernel's list of available
+congestion controls, not from bpftool's list of struct_ops maps: an
+unregistered map lingers there while sockets still use it (e.g. orphaned
+connections of a torn-down namespace, which can take minutes to die), so
+the same name can show a lingering id beside a live one.
 """
 from __future__ import annotations
 
@@ -362,14 +368,18 @@ class CongestionControlResolver:
                                 f"{result.output()}") from e
         return sorted(int(e["id"]) for e in entries if e.get("name") == kernel_name)
 
+    def _registered(self, kernel_name: str) -> bool:
+        return kernel_name in self._kernel_list()
+
     def _acquire(self, name: str, kernel_name: str) -> _Registration:
         """Register bpf_<name> unless a live registration of ours exists; add our holder."""
         record = self._read_record(kernel_name)
         ids = self._struct_ops_ids(kernel_name)
-        if record is not None and record.struct_ops_id in ids:
+        live = self._registered(kernel_name)
+        if live and record is not None and record.struct_ops_id in ids:
             self._add_holder(kernel_name)
             return record
-        if ids or kernel_name in self._kernel_list():
+        if live:
             # Registered, but not by us (or under an id we never recorded).
             raise CcUnavailable(
                 f"{kernel_name} is already registered (struct_ops id(s) "
@@ -377,6 +387,9 @@ class CongestionControlResolver:
                 "has no record of it, so netrepro will not use or remove it. If you "
                 "registered it by hand, remove it with `bpftool struct_ops unregister "
                 f"name {kernel_name}` and retry.")
+        if ids:
+            log.info("%s: struct_ops id(s) %s linger after being unregistered (sockets still "
+                     "use them); registering anew", kernel_name, ids)
         obj, src = self._object(name), self._source(name)
         pending = _Registration(kernel_name, "registering", None, _sha256(src), str(obj))
         self._write_record(pending)  # first, so a crash below leaves a trace we own
@@ -391,16 +404,16 @@ class CongestionControlResolver:
                 f"`bpftool struct_ops register {self._display(obj)}` failed (exit "
                 f"{result.returncode}); a verifier rejection shows its log here:\n"
                 f"{result.output()}")
-        ids = self._struct_ops_ids(kernel_name)
-        if len(ids) != 1 or kernel_name not in self._kernel_list():
+        new_ids = sorted(set(self._struct_ops_ids(kernel_name)) - set(ids))
+        if len(new_ids) != 1 or not self._registered(kernel_name):
             raise CcUnavailable(
                 f"bpftool registered {self._display(obj)} but {kernel_name} then showed "
-                f"struct_ops id(s) {ids} and {AVAILABLE_PATH} lists: "
+                f"new struct_ops id(s) {new_ids} and {AVAILABLE_PATH} lists: "
                 f"{' '.join(self._kernel_list())}. bpftool said:\n{result.output()}")
-        record = _Registration(kernel_name, "registered", ids[0], pending.source_sha256,
+        record = _Registration(kernel_name, "registered", new_ids[0], pending.source_sha256,
                                str(obj))
         self._write_record(record)
-        log.info("registered %s (struct_ops id %d)", kernel_name, ids[0])
+        log.info("registered %s (struct_ops id %d)", kernel_name, new_ids[0])
         return record
 
     def _release(self, kernel_name: str) -> None:
@@ -419,24 +432,33 @@ class CongestionControlResolver:
 
     def _unregister(self, record: _Registration) -> str:
         """Unregister the struct_ops of one of our records; say what happened."""
+        if not self._registered(record.kernel_name):
+            return f"{record.kernel_name} was no longer registered"
         ids = self._struct_ops_ids(record.kernel_name)
         if record.struct_ops_id is not None:
             # Only the id we registered, and only while it still carries our name.
             targets = [record.struct_ops_id] if record.struct_ops_id in ids else []
         else:
-            # bpftool ran but we died before recording the id: the name is ours.
+            # bpftool ran but we died before recording the id: the name is ours. Lingering
+            # ids refuse to unregister (EINPROGRESS); what counts is the kernel's list after.
             targets = ids if record.state == "registering" else []
         if not targets:
             return f"{record.kernel_name} was no longer registered"
+        done, failures = [], []
         for struct_ops_id in targets:
             result = self.system.run(["bpftool", "struct_ops", "unregister", "id",
                                       str(struct_ops_id)])
-            if result.returncode != 0:
-                raise CcUnavailable(
-                    f"`bpftool struct_ops unregister id {struct_ops_id}` ({record.kernel_name}) "
-                    f"failed (exit {result.returncode}):\n{result.output()}")
-            log.info("unregistered %s (struct_ops id %d)", record.kernel_name, struct_ops_id)
-        return f"unregistered {record.kernel_name} (id {', '.join(map(str, targets))})"
+            if result.returncode == 0:
+                done.append(struct_ops_id)
+                log.info("unregistered %s (struct_ops id %d)", record.kernel_name,
+                         struct_ops_id)
+            else:
+                failures.append(f"`bpftool struct_ops unregister id {struct_ops_id}` failed "
+                                f"(exit {result.returncode}):\n{result.output()}")
+        if self._registered(record.kernel_name):
+            raise CcUnavailable(f"{record.kernel_name} is still registered after "
+                                "unregistering it: " + "\n".join(failures))
+        return f"unregistered {record.kernel_name} (id {', '.join(map(str, done))})"
 
     def _cleanup_stale_locked(self) -> list[str]:
         report = []

@@ -43,6 +43,10 @@ class NativePairScheme(Scheme):
             raise RuntimeError(f"{self.sender_label} exited with status {code}: "
                                f"{self.sender.stderr_tail()}")
 
+    def stop_sender(self) -> None:
+        assert self.sender is not None
+        self.sender.stop()
+
     def stop(self) -> None:
         for proc in (self.sender, self.receiver):
             if proc is not None:

@@ -20,6 +20,10 @@ class UnknownScheme(ValueError):
     pass
 
 
+class SchemeParameterError(ValueError):
+    """A parameter the scheme does not take: refused, never silently ignored."""
+
+
 @dataclass(frozen=True)
 class SchemeInfo:
     name: str
@@ -36,8 +40,36 @@ def known_schemes() -> list[SchemeInfo]:
     return infos
 
 
+def accepted_params(name: str) -> frozenset[str]:
+    """The RunSpec parameters scheme `name` reads."""
+    if name in TCP_VARIANTS:
+        return frozenset({"cc_impl"})
+    if name in CONTROLLERS:
+        return frozenset({"window"}) if name in TAKES_WINDOW else frozenset()
+    if name in SPROUT_MODELS:
+        return frozenset({"confidence"})
+    raise UnknownScheme(f"unknown scheme {name!r}; known: "
+                        + ", ".join(i.name for i in known_schemes()))
+
+
+# How each parameter is given on the command line, for the error message.
+PARAM_FLAGS = {"cc_impl": "--cc-impl", "window": "--window", "confidence": "--confidence"}
+
+
+def check_params(spec: RunSpec) -> None:
+    """Refuse parameters the scheme would ignore (they would also change the run's id)."""
+    accepted = accepted_params(spec.scheme)
+    extra = sorted(k for k, _ in spec.params if k not in accepted)
+    if extra:
+        takes = ", ".join(PARAM_FLAGS.get(k, k) for k in sorted(accepted)) or "no parameters"
+        raise SchemeParameterError(
+            f"{spec.scheme} does not take {', '.join(PARAM_FLAGS.get(k, k) for k in extra)}; "
+            f"it takes {takes}")
+
+
 def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     name = spec.scheme
+    check_params(spec)
     if name in TCP_VARIANTS:
         resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
                                              bpf_dir=paths.build_dir / "bpf")
@@ -46,10 +78,7 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     if name in CONTROLLERS:
         window = spec.param("window")
         if name == "fixed-window" and window is None:
-            raise SchemeUnavailable("fixed-window needs a window: pass --window N")
-        if window is not None and name not in TAKES_WINDOW:
-            raise SchemeUnavailable(f"{name} sets its own window; --window applies only to "
-                                    + ", ".join(TAKES_WINDOW))
+            raise SchemeParameterError("fixed-window needs a window: pass --window N")
         return GrumpScheme(name, paths, window=window)
     if name in SPROUT_MODELS:
         confidence = spec.param("confidence")

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 IPERF_PORT = 5201
 SS_SAMPLE_AFTER_S = 2.0
+# What iperf3 -J reports when it is stopped by a signal; its "end" section is still complete.
+IPERF_INTERRUPTED = "interrupt - the client has terminated"
 
 
 class TcpScheme(Scheme):
@@ -43,6 +45,8 @@ class TcpScheme(Scheme):
         self.probe = probe
         self.recorder: TcpProbeRecorder | None = None
         self.probe_facts: dict[str, Any] = {"status": "not requested"}
+        self.stopped_at_span_end = False
+        self._ends: Endpoints | None = None
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:
         try:
@@ -68,6 +72,7 @@ class TcpScheme(Scheme):
 
     def start_sender(self, ends: Endpoints, duration_s: float) -> None:
         assert self.resolution is not None, "prepare() first"
+        self._ends = ends
         args = ["iperf3", "-c", ends.receiver_ip, "-p", str(IPERF_PORT), "-J",
                 "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
         args += self._start_probe(ends)
@@ -103,6 +108,21 @@ class TcpScheme(Scheme):
         if code != 0:
             raise RuntimeError(f"iperf3 client exited with status {code}: {self._client_error()}")
 
+    def stop_sender(self) -> None:
+        """iperf3 still waits for data stuck in the queue: SIGTERM makes it report and exit."""
+        assert self.client is not None and self._ends is not None
+        self.stopped_at_span_end = True
+        self.client.stop()
+        if self._sampler is not None:
+            self._sampler.join(timeout=15)
+        # Its connection, still holding unsent data, is now an orphan that would outlive the
+        # network for minutes (holding memory, and an eBPF congestion control's struct_ops):
+        # destroy it in our own sender namespace (needs CONFIG_INET_DIAG_DESTROY; harmless
+        # without it).
+        proc = self._ends.sender.popen(["ss", "-K", "-tn", "dst", self._ends.receiver_ip],
+                                       stdout=-1, stderr=-1)
+        proc.communicate(timeout=10)
+
     def _client_error(self) -> str:
         assert self.client is not None
         try:
@@ -119,9 +139,15 @@ class TcpScheme(Scheme):
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.client is not None and self.resolution is not None
-        report = json.loads(self.client.stdout_path.read_text())
-        if "error" in report:
-            raise RunInvalid(f"iperf3 reported an error: {report['error']}")
+        try:
+            report = json.loads(self.client.stdout_path.read_text())
+        except ValueError:
+            raise RunInvalid(f"iperf3 wrote no JSON report: {self.client.stderr_tail()}") \
+                from None
+        error = report.get("error")
+        stopped_by_us = self.stopped_at_span_end and error == IPERF_INTERRUPTED
+        if error and not stopped_by_us:
+            raise RunInvalid(f"iperf3 reported an error: {error}")
         from_iperf = report.get("end", {}).get("sender_tcp_congestion")
         from_ss = _cc_from_ss(self.ss_sample)
         expected = self.resolution.kernel_name
@@ -129,7 +155,8 @@ class TcpScheme(Scheme):
                  "cc_provider": self.resolution.provider,
                  "cc_source_sha256": self.resolution.source_sha256,
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
-                 .get("bits_per_second"), "tcp_probe": self.probe_facts}
+                 .get("bits_per_second"), "tcp_probe": self.probe_facts,
+                 "iperf3_end": "stopped at the end of the span" if stopped_by_us else "finished"}
         if from_iperf != expected:
             raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
                              f"the socket reported {from_iperf!r}")

@@ -66,7 +66,8 @@ class TraceLink:
                  port2: int | None = None, addr1: str | None = None, addr2: str | None = None,
                  *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
                  delay_ms: int = 0, queue: str = "infinite", ack_queue: str | None = None,
-                 once: bool = False, on_process: Callable[[int, str], None] | None = None,
+                 once: bool = False, span_ms: int | None = None,
+                 on_process: Callable[[int, str], None] | None = None,
                  **_mininet_options: Any) -> None:
         self.data, self.ack = data, ack
         self.emulator = emulator
@@ -75,6 +76,7 @@ class TraceLink:
         self.queue = queue
         self.ack_queue = ack_queue or queue
         self.once = once
+        self.span_ms = span_ms  # no service later than this after the start
         self._on_process = on_process or (lambda pid, marker: None)
         self.process: subprocess.Popen[bytes] | None = None
         self._stopped = False
@@ -113,6 +115,8 @@ class TraceLink:
                  "--ready-file", str(self.log_dir / "link-ready")]
         if self.once:
             args.append("--once")
+        if self.span_ms is not None:
+            args += ["--span-ms", str(self.span_ms)]
         return args
 
     def start(self) -> None:

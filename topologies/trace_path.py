@@ -33,10 +33,11 @@ class TracePath:
     """Context manager: builds the network on enter, tears it down on exit."""
 
     def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
-                 delay_ms: int, queue: str, once: bool, active: ActiveRun) -> None:
+                 delay_ms: int, queue: str, once: bool, active: ActiveRun,
+                 span_ms: int | None = None) -> None:
         self.link_options: dict[str, Any] = dict(
             data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
-            queue=queue, once=once, on_process=active.add)
+            queue=queue, once=once, span_ms=span_ms, on_process=active.add)
         self.active = active
         self.net: Mininet | None = None
         self.link: TraceLink | None = None

@@ -84,6 +84,8 @@ void append_direction_json(std::ostringstream& j, const std::string& name,
     << "    \"arrival_bytes\": " << c.arrival_bytes << ",\n"
     << "    \"drops\": " << c.drops << ",\n"
     << "    \"drop_bytes\": " << c.drop_bytes << ",\n"
+    << "    \"arrivals_after_service\": " << c.after_service << ",\n"
+    << "    \"arrival_bytes_after_service\": " << c.after_service_bytes << ",\n"
     << "    \"departures\": " << c.departures << ",\n"
     << "    \"departure_bytes\": " << c.departure_bytes << ",\n"
     << "    \"opportunities\": " << c.opportunities << ",\n"
@@ -127,6 +129,7 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   OpportunitySchedule schedule =
       p.trace ? OpportunitySchedule::from_trace(p.trace->timestamps_ms(), options_.once, base_ms)
               : OpportunitySchedule::fixed_rate(*p.options.rate_mbps, base_ms * 1000);
+  if (options_.span_ms) schedule.end_at((base_ms + *options_.span_ms) * 1000);
   const bool every = logs_opportunities(p);
   TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
   d.link = std::make_unique<LinkDirection>(std::move(queue), DelayLine(p.options.delay_ms * 1000),
@@ -143,6 +146,9 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
       "delay: " + std::to_string(p.options.delay_ms) + " ms (" + to_string(p.order) + ")",
       "byte basis: ip+4 (1504-byte opportunities)",
       std::string("once: ") + (options_.once ? "yes" : "no"),
+      "span: " + (options_.span_ms ? std::to_string(*options_.span_ms) +
+                                         " ms (no opportunity after base + span)"
+                                   : std::string("unlimited")),
   };
   if (!every) {
     header.push_back("opportunities: not logged (fixed rate above 100 Mbit/s); counted in the stats file");

@@ -115,6 +115,35 @@ TEST(OpportunitySchedule, OnceStopsAfterTheTrace) {
   EXPECT_EQ(s.skip_through(1'000'000'000), 0u);
 }
 
+TEST(OpportunitySchedule, SpanEndsALoopingTraceInclusively) {
+  // Trace 1,3 looping from base 100: 101, 103, 104, 106, 107, ... Span ends at 106 ms.
+  auto s = OpportunitySchedule::from_trace({1, 3}, false, 100);
+  s.end_at(106'000);
+  EXPECT_EQ(next_opportunities_ms(s, 4), (std::vector<uint64_t>{101, 103, 104, 106}));
+  EXPECT_TRUE(s.finished());
+  EXPECT_EQ(s.skip_through(1'000'000'000), 0u);
+}
+
+TEST(OpportunitySchedule, SpanBeforeTheNextOpportunityFinishesAtOnce) {
+  auto s = OpportunitySchedule::from_trace({5}, false, 0);
+  s.end_at(4'999);
+  EXPECT_TRUE(s.finished());
+}
+
+TEST(OpportunitySchedule, SpanEndsAFixedRateEvenWhenSkipping) {
+  // 12.032 Mbit/s from base 0: one opportunity per ms, at 1000, 2000, ... us. End at 10.5 ms:
+  // ten opportunities, whether stepped or skipped past in one jump.
+  auto stepped = OpportunitySchedule::fixed_rate(12.032, 0);
+  stepped.end_at(10'500);
+  uint64_t n = 0;
+  for (; !stepped.finished(); stepped.consume()) ++n;
+  EXPECT_EQ(n, 10u);
+  auto skipped = OpportunitySchedule::fixed_rate(12.032, 0);
+  skipped.end_at(10'500);
+  EXPECT_EQ(skipped.skip_through(1'000'000), 10u);
+  EXPECT_TRUE(skipped.finished());
+}
+
 TEST(OpportunitySchedule, FixedRateSpacing) {
   // 12.032 Mbit/s carries 12032 bits (one 1504-byte opportunity) per 1000 us: like trace "1".
   auto slow = OpportunitySchedule::fixed_rate(12.032, 5000);
@@ -246,6 +275,24 @@ TEST(TraceQueue, OnceStopsService) {
   EXPECT_EQ(q.queued_packets(), 1u);
   EXPECT_EQ(q.next_busy_us(), OpportunitySchedule::kNever);
   EXPECT_EQ(q.counters().opportunities, 2u);
+}
+
+TEST(TraceQueue, ArrivalsAfterServiceAreCountedButNeitherLoggedNorQueued) {
+  // Trace 1,2 once: the last opportunity is at 2 ms. An arrival at 2 ms could only use a
+  // later one, so it and one at 5 ms come after service; one at 1.5 ms is logged and served.
+  RecordingEvents ev;
+  TraceQueue q = trace_queue({1, 2}, &ev, true);
+  std::vector<Departure> out;
+  EXPECT_TRUE(q.enqueue(packet_of(1504), 1'500, out));
+  EXPECT_FALSE(q.enqueue(packet_of(1000), 2 * kMs, out));
+  EXPECT_FALSE(q.enqueue(packet_of(700), 5 * kMs, out));
+  EXPECT_EQ(departure_ms(out), (std::vector<uint64_t>{2}));
+  EXPECT_TRUE(q.service_over());
+  EXPECT_EQ(q.counters().arrivals, 1u);
+  EXPECT_EQ(q.counters().after_service, 2u);
+  EXPECT_EQ(q.counters().after_service_bytes, 1700u);
+  EXPECT_EQ(q.queued_packets(), 0u);
+  EXPECT_EQ(ev.of_kind('+'), (std::vector<Event>{{'+', 1, 1504, 0}}));
 }
 
 TEST(TraceQueue, DropTailByPacketsIgnoresThePacketInTransit) {
@@ -559,6 +606,10 @@ TEST(Options, RejectsBadCommandLines) {
   EXPECT_EQ(o.b2a.order, "queue-delay");
   EXPECT_EQ(o.a2b.delay_ms, 20u);
   EXPECT_TRUE(o.once);
+  EXPECT_FALSE(o.span_ms.has_value());
+  EXPECT_EQ(*Options::parse(with({"--span-ms", "60000"})).span_ms, 60000u);
+  EXPECT_THROW(Options::parse(with({"--span-ms", "0"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--span-ms", "1.5"})), UsageError);
 }
 
 // --- Lateness statistics and the log --------------------------------------------------------

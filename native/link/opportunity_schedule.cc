@@ -1,5 +1,6 @@
 #include "opportunity_schedule.hh"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -35,6 +36,16 @@ OpportunitySchedule OpportunitySchedule::fixed_rate(double rate_mbps, uint64_t b
   return s;
 }
 
+void OpportunitySchedule::end_at(uint64_t end_us) {
+  end_us_ = end_us;
+  if (next_us_ != kNever && next_us_ > end_us_) next_us_ = kNever;
+}
+
+uint64_t OpportunitySchedule::bounded_next() const {
+  const uint64_t next = compute_next();
+  return next > end_us_ ? kNever : next;
+}
+
 uint64_t OpportunitySchedule::compute_next() const {
   if (fixed_) {
     // Mbit/s is bits per microsecond; exact integer arithmetic, no drift over long runs.
@@ -57,21 +68,21 @@ void OpportunitySchedule::consume() {
     }
     pass_base_ms_ += trace_ms_.back();
   }
-  next_us_ = compute_next();
+  next_us_ = bounded_next();
 }
 
 uint64_t OpportunitySchedule::skip_through(uint64_t now_us) {
   uint64_t count = 0;
   if (fixed_ && next_us_ <= now_us) {
-    // Jump close to now arithmetically, then step so the boundary stays exact.
-    const unsigned __int128 elapsed = now_us - base_us_;
+    // Jump close to now (or the end) arithmetically, then step so the boundary stays exact.
+    const unsigned __int128 elapsed = std::min(now_us, end_us_) - base_us_;
     const uint64_t target_k = static_cast<uint64_t>(
         elapsed * rate_nano_mbps_ / (static_cast<unsigned __int128>(kOpportunityBytes * 8) *
                                      1'000'000'000ULL));
     if (target_k > k_ + 1) {
       count += target_k - 1 - k_;
       k_ = target_k - 1;
-      next_us_ = compute_next();
+      next_us_ = bounded_next();
     }
   }
   while (next_us_ <= now_us) {

@@ -22,7 +22,11 @@ class OpportunitySchedule {
   // rate rounded to 1e-9 Mbit/s.
   static OpportunitySchedule fixed_rate(double rate_mbps, uint64_t base_us);
 
-  // Time of the next opportunity, or kNever once a `once` trace is over.
+  // No opportunity later than end_us (inclusive): service stops there, as at the end of a
+  // `once` trace. Used to measure every scheme over exactly the same span.
+  void end_at(uint64_t end_us);
+
+  // Time of the next opportunity, or kNever once a `once` trace or the span is over.
   uint64_t next_us() const { return next_us_; }
   bool finished() const { return next_us_ == kNever; }
   // Moves past the next opportunity.
@@ -33,6 +37,8 @@ class OpportunitySchedule {
  private:
   OpportunitySchedule() = default;
   uint64_t compute_next() const;
+  // compute_next(), or kNever past the end.
+  uint64_t bounded_next() const;
 
   bool fixed_ = false;
   // Trace mode.
@@ -46,6 +52,7 @@ class OpportunitySchedule {
   uint64_t base_us_ = 0;
   uint64_t k_ = 1;
 
+  uint64_t end_us_ = kNever;
   uint64_t next_us_ = kNever;
 };
 

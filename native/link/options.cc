@@ -33,14 +33,16 @@ std::string Options::usage(const std::string& program) {
          "  [--a2b-delay-ms D=0] [--b2a-delay-ms D=0]\n"
          "  [--a2b-order queue-delay|delay-queue] [--b2a-order queue-delay|delay-queue]\n"
          "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
-         "  [--once]\n"
+         "  [--once] [--span-ms N]\n"
          "  --a2b-log FILE --b2a-log FILE\n"
          "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
          "  --stats FILE [--ready-file FILE]\n"
          "Bridges IF A and IF B: frames from A cross the a2b queue and delay, frames from B the b2a\n"
          "ones (default orders: a2b queue-delay, b2a delay-queue, i.e. mm-delay D mm-link DATA ACK\n"
          "with the sender on side A). SPEC: infinite | droptail:packets=N | droptail:bytes=N |\n"
-         "droptail:packets=N,bytes=M (bytes counted as IP length + 4). Times in ms.\n";
+         "droptail:packets=N,bytes=M (bytes counted as IP length + 4). Times in ms. --once: no\n"
+         "service after the trace's first pass; --span-ms N: no service later than N ms after the\n"
+         "start, in both directions (every scheme is then measured over the same span).\n";
 }
 
 Options Options::parse(const std::vector<std::string>& args) {
@@ -78,7 +80,8 @@ Options Options::parse(const std::vector<std::string>& args) {
     }
     const bool known = strings.count(flag) || flag == "--a2b-trace" || flag == "--b2a-trace" ||
                        flag == "--a2b-rate-mbps" || flag == "--b2a-rate-mbps" ||
-                       flag == "--a2b-delay-ms" || flag == "--b2a-delay-ms";
+                       flag == "--a2b-delay-ms" || flag == "--b2a-delay-ms" ||
+                       flag == "--span-ms";
     if (!known) throw UsageError("unknown option '" + args[i] + "'");
     if (!has_inline_value) {
       if (i + 1 >= args.size()) throw UsageError(flag + " needs a value");
@@ -99,6 +102,9 @@ Options Options::parse(const std::vector<std::string>& args) {
       o.a2b.delay_ms = parse_ms(flag, value);
     } else if (flag == "--b2a-delay-ms") {
       o.b2a.delay_ms = parse_ms(flag, value);
+    } else if (flag == "--span-ms") {
+      o.span_ms = parse_ms(flag, value);
+      if (*o.span_ms == 0) throw UsageError("--span-ms must be above 0");
     }
   }
   if (o.iface_a.empty() || o.iface_b.empty()) throw UsageError("--iface-a and --iface-b are required");

@@ -29,6 +29,7 @@ struct Options {
   std::string iface_a, iface_b;
   DirectionOptions a2b, b2a;
   bool once = false;
+  std::optional<uint64_t> span_ms;  // --span-ms N: no service after N ms
   std::string stats;
   std::string ready_file;
   std::string command_line;

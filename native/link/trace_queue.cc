@@ -58,6 +58,11 @@ void TraceQueue::serve_one_opportunity(std::vector<Departure>& out) {
 
 bool TraceQueue::enqueue(Packet packet, uint64_t now_us, std::vector<Departure>& out) {
   advance(now_us, out);
+  if (service_over()) {
+    ++counters_.after_service;
+    counters_.after_service_bytes += packet.size;
+    return false;
+  }
   ++counters_.arrivals;
   counters_.arrival_bytes += packet.size;
   if (events_ != nullptr) events_->arrival(now_us, packet.size);

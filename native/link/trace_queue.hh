@@ -26,6 +26,9 @@ struct TraceQueueCounters {
   uint64_t drops = 0, drop_bytes = 0;
   uint64_t departures = 0, departure_bytes = 0;
   uint64_t opportunities = 0, opportunity_bytes = 0;
+  // Arrivals once service is over (a `once` trace or the span ended): neither logged nor
+  // queued, as mahimahi's shell has exited by then; counted so nothing disappears unseen.
+  uint64_t after_service = 0, after_service_bytes = 0;
 };
 
 class TraceQueue {
@@ -37,11 +40,14 @@ class TraceQueue {
 
   // Serves every opportunity at or before now_us, appending finished packets to `out`.
   void advance(uint64_t now_us, std::vector<Departure>& out);
-  // Advances to now_us, then enqueues (or drops) the packet; returns false when dropped.
+  // Advances to now_us, then enqueues (or drops) the packet; returns false when dropped or
+  // when service is over.
   bool enqueue(Packet packet, uint64_t now_us, std::vector<Departure>& out);
 
   // When the next opportunity that has something to carry happens (kNever if idle/finished).
   uint64_t next_busy_us() const;
+  // No opportunity will ever come again.
+  bool service_over() const { return schedule_.finished(); }
   uint64_t queued_packets() const { return queue_.size() + (in_transit_left_ > 0 ? 1 : 0); }
   // Bytes waiting: queued packets plus what is left of the one in transit.
   uint64_t queued_bytes() const { return queue_bytes_ + in_transit_left_; }

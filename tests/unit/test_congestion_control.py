@@ -33,6 +33,9 @@ class FakeMachine:
     installable_modules: set[str] = field(default_factory=set)
     loaded_modules: set[str] = field(default_factory=set)
     struct_ops: dict[int, str] = field(default_factory=dict)
+    # Unregistered maps that sockets still use: listed by bpftool, not in `available`.
+    lingering: dict[int, str] = field(default_factory=dict)
+    linger_on_unregister: bool = False
     next_id: int = 40
     processes: dict[int, str] = field(default_factory=dict)  # pid -> start time
     register_failure: str | None = None
@@ -66,7 +69,7 @@ class FakeSystem(SystemLayer):
             return CommandResult(argv, 0 if ok else 1, "", "" if ok else "not found")
         if argv[:3] == ("bpftool", "-j", "struct_ops"):
             listing = [{"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
-                       for i, n in sorted(m.struct_ops.items())]
+                       for i, n in sorted({**m.struct_ops, **m.lingering}.items())]
             return CommandResult(argv, 0, json.dumps(listing), "")
         if argv[:3] == ("bpftool", "struct_ops", "register"):
             time.sleep(m.register_delay_s)
@@ -81,10 +84,15 @@ class FakeSystem(SystemLayer):
             return CommandResult(argv, 0, f"Registered tcp_congestion_ops {name} id "
                                  f"{m.next_id - 1}", "")
         if argv[:4] == ("bpftool", "struct_ops", "unregister", "id"):
+            if int(argv[4]) in m.lingering:
+                return CommandResult(argv, 255, "", "Error: failed to delete struct_ops "
+                                     "map: Operation now in progress")
             name = m.struct_ops.pop(int(argv[4]), None)
             if name is None:
                 return CommandResult(argv, 255, "", "Error: can't get map by id")
             m.available.remove(name)
+            if m.linger_on_unregister:
+                m.lingering[int(argv[4])] = name
             return CommandResult(argv, 0, f"Unregistered tcp_congestion_ops {name}", "")
         raise AssertionError(f"unexpected command {argv}")
 
@@ -410,6 +418,53 @@ def test_crash_between_register_and_record_is_cleaned_by_name(layout: dict[str, 
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "unregistered bpf_bic (id 12); its 1 holder(s) had exited"]
     assert machine.struct_ops == {}
+
+
+def test_a_lingering_map_of_an_earlier_run_does_not_block_the_next(layout: dict[str, Path]) \
+        -> None:
+    # The first run's sockets outlive it (orphans of its torn-down namespace), so its
+    # unregistered map stays in bpftool's list under the same name for a while.
+    machine = FakeMachine(linger_on_unregister=True)
+    with make(layout, machine, pid=7001).resolve("vegas"):
+        pass
+    assert machine.lingering == {40: "bpf_vegas"} and "bpf_vegas" not in machine.available
+    with make(layout, machine, pid=7002).resolve("vegas") as r:
+        assert r.kernel_name == "bpf_vegas" and machine.struct_ops == {41: "bpf_vegas"}
+        record = json.loads((layout["state"] / "bpf_vegas" / "record.json").read_text())
+        assert record["struct_ops_id"] == 41
+    assert bpftool_calls(machine, "unregister")[-1] == (
+        "bpftool", "struct_ops", "unregister", "id", "41")
+    assert machine.struct_ops == {}
+
+
+def test_a_record_whose_map_only_lingers_is_cleaned_without_unregistering(
+        layout: dict[str, Path]) -> None:
+    machine = FakeMachine(lingering={12: "bpf_bic"})
+    record_dir = layout["state"] / "bpf_bic"
+    (record_dir / "holders").mkdir(parents=True)
+    (record_dir / "record.json").write_text(json.dumps({
+        "kernel_name": "bpf_bic", "state": "registered", "struct_ops_id": 12,
+        "source_sha256": "0" * 64, "object_path": "x"}))
+    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    assert make(layout, machine, pid=6002).cleanup_stale() == [
+        "bpf_bic was no longer registered; its 1 holder(s) had exited"]
+    assert bpftool_calls(machine, "unregister") == []
+    assert not record_dir.exists()
+
+
+def test_crash_while_registering_beside_a_lingering_map_unregisters_the_live_one(
+        layout: dict[str, Path]) -> None:
+    machine = FakeMachine(struct_ops={13: "bpf_bic"}, lingering={12: "bpf_bic"},
+                          available=["reno", "bpf_bic"])
+    record_dir = layout["state"] / "bpf_bic"
+    (record_dir / "holders").mkdir(parents=True)
+    (record_dir / "record.json").write_text(json.dumps({
+        "kernel_name": "bpf_bic", "state": "registering", "struct_ops_id": None,
+        "source_sha256": "0" * 64, "object_path": "x"}))
+    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    assert make(layout, machine, pid=6002).cleanup_stale() == [
+        "unregistered bpf_bic (id 13); its 1 holder(s) had exited"]
+    assert machine.struct_ops == {} and "bpf_bic" not in machine.available
 
 
 def test_available_variants_reports_the_provider_per_variant(layout: dict[str, Path]) -> None:
