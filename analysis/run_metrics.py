@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.cc_behaviour import cc_behaviour_metrics
+from analysis.fidelity import lateness_ok
 from analysis.metrics import metrics_from_file
 from core.runspec import RunSpec
 
@@ -19,12 +20,16 @@ def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> d
     link = meta.get("link") or {}
     lateness = (link.get("a2b") or {}).get("lateness_us") or {}
     data = link.get("a2b") or {}
+    ack_lateness = (link.get("b2a") or {}).get("lateness_us") or {}
     metrics.update(lateness_p50_us=lateness.get("p50"), lateness_p99_us=lateness.get("p99"),
                    lateness_max_us=lateness.get("max"),
+                   ack_lateness_p99_us=ack_lateness.get("p99"),
+                   lateness_ok=lateness_ok(link), cpu_steal_pct=meta.get("cpu_steal_pct"),
                    socket_drops=data.get("socket_drops"),
                    queued_at_end_bytes=data.get("queue_bytes_at_end"),
                    arrivals_after_service=data.get("arrivals_after_service"),
-                   sender_end=meta.get("sender_end"))
+                   sender_end=meta.get("sender_end"),
+                   emulator_scheduling=link.get("scheduling"))
     verification = meta.get("verification") or {}
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256"):
         if key in verification:

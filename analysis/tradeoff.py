@@ -34,6 +34,11 @@ def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
         "capacity_mbps": m.get("capacity_mbps"),
         "provider": m.get("cc_provider"),
         "cc_used": m.get("cc_used"),
+        "lateness_p99_us": max((v for v in (m.get("lateness_p99_us"),
+                                            m.get("ack_lateness_p99_us")) if v is not None),
+                               default=None),
+        "lateness_ok": m.get("lateness_ok"),
+        "cpu_steal_pct": m.get("cpu_steal_pct"),
         "run": record.path.name,
     }
 
@@ -49,6 +54,7 @@ class TradeoffPoint:
     self_inflicted_delay_ms: float
     delay_sd: float
     providers: tuple[str | None, ...] = ()
+    late: int = 0  # runs whose emulator was late (p99 lateness above the limit)
 
     @property
     def label(self) -> str:
@@ -76,7 +82,8 @@ def point_of(rows: Iterable[Row]) -> TradeoffPoint:
     return TradeoffPoint(scheme=schemes.pop(), trials=len(rows),
                          throughput_mbps=statistics.fmean(thr), throughput_sd=_sd(thr),
                          self_inflicted_delay_ms=statistics.fmean(delay), delay_sd=_sd(delay),
-                         providers=tuple(row.get("provider") for row in rows))
+                         providers=tuple(row.get("provider") for row in rows),
+                         late=sum(row.get("lateness_ok") is False for row in rows))
 
 
 def points_by(rows: Iterable[Row], key: Callable[[Row], Any] = lambda row: row["scheme"]

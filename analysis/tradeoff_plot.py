@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.plotting import reversed_log_delay_axis
 from analysis.scheme_labels import SchemeStyle, scheme_style
 from analysis.tradeoff import DELAY_FLOOR_MS, TradeoffPoint
@@ -53,10 +54,15 @@ def _draw_series(ax: Axes, s: Series) -> None:
     xs = [p.plotted_delay_ms for p in s.points]
     ys = [p.throughput_mbps for p in s.points]
     yerr = [p.throughput_sd for p in s.points] if any(p.trials > 1 for p in s.points) else None
+    size = 9 if s.style.marker == "*" else 6
     ax.errorbar(xs, ys, xerr=_x_errors(s.points), yerr=yerr, label=s.label,
-                color=s.style.colour, marker=s.style.marker, markersize=9 if
-                s.style.marker == "*" else 6, linestyle="-" if s.connect else "none",
+                color=s.style.colour, marker=s.style.marker, markersize=size,
+                linestyle="-" if s.connect else "none",
                 linewidth=1, capsize=2, elinewidth=0.8)
+    for p, x, y in zip(s.points, xs, ys):
+        if p.late:  # hollow: the emulator was late in at least one of its runs
+            ax.plot([x], [y], linestyle="none", marker=s.style.marker, markersize=size,
+                    markerfacecolor="white", markeredgecolor=s.style.colour, zorder=3)
     for text, x, y in zip(s.point_labels, xs, ys):
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7,
                     color=s.style.colour)
@@ -87,6 +93,10 @@ def draw_panel(ax: Axes, series: Sequence[Series], title: str, notes: Sequence[s
     if any(p.self_inflicted_delay_ms < DELAY_FLOOR_MS for s in drawn for p in s.points):
         notes.append(f"points at {DELAY_FLOOR_MS:g} ms: self-inflicted delay "
                      f"<= {DELAY_FLOOR_MS:g} ms")
+    late = sum(p.late for s in drawn for p in s.points)
+    if late:
+        notes.append(f"hollow: {late} run(s) with the emulator late (p99 lateness "
+                     f"> {MAX_LATENESS_P99_US / 1000:g} ms); rerun with --redo-late")
     _limits(ax, drawn)
     if not drawn:
         ax.text(0.5, 0.5, empty_message, transform=ax.transAxes, ha="center", va="center",

@@ -72,45 +72,60 @@ def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from analysis.report import write_report
+    from core.results import ExperimentStore
     from core.runner import MatrixRunner, print_summary
     from experiments.registry import all_experiments, get_experiment
     _require_root()
     traces = _traces(args, paths)
     experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
-    plans = []
-    for exp in experiments:
-        jobs = args.jobs if args.jobs is not None else exp.default_jobs
-        plans.append((exp, exp.matrix(quick=args.quick, trials=args.trials),
-                      MatrixRunner(paths, traces, jobs=jobs, force=args.force)))
-    if len(plans) > 1:
-        _print_overall_plan(plans, traces)
+    plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
+    runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
+                          redo_late=args.redo_late)
+    if len(plan) > 1:
+        _print_overall_plan(plan, runner, traces)
+    results = runner.run_plan(plan)
     status = EXIT_OK
-    for exp, specs, runner in plans:
-        result = runner.run(exp, specs)
-        print_summary(result)
-        from core.results import ExperimentStore
+    for exp, _ in plan:
+        result = results[exp.name]
+        print_summary(result, title=exp.name)
+        if result.interrupted:
+            continue
         store = ExperimentStore(paths.results_dir / exp.name)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
-        if result.interrupted:
-            return EXIT_INTERRUPTED
         if result.failed:
             status = EXIT_FAILED
+    if any(r.interrupted for r in results.values()):
+        print("interrupted: rerun the same command to resume; `./repro report` draws the "
+              "figures from the runs that finished")
+        return EXIT_INTERRUPTED
     print(f"wrote {display(write_report(paths))}")
     return status
 
 
-def _print_overall_plan(plans: list, traces: TraceSet) -> None:
+def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    """--jobs, else this machine's default; the plan says where the number comes from."""
+    from core.jobs import default_jobs
+    if args.jobs is not None:
+        print(f"jobs: {args.jobs} runs side by side (--jobs)", flush=True)
+        return args.jobs
+    default = default_jobs(paths.state_dir)
+    print(f"jobs: {default.jobs} runs side by side ({default.source})", flush=True)
+    return default.jobs
+
+
+def _print_overall_plan(plan: list, runner: Any, traces: TraceSet) -> None:
     """Before several experiments: what each will run and the total expected time."""
     from core.runner import estimate_s, format_duration
     total = 0.0
-    print("plan: every experiment, one after the other:", flush=True)
-    for exp, specs, runner in plans:
+    print(f"plan: every experiment, through one pool of {runner.jobs} runs side by side:",
+          flush=True)
+    for exp, specs in plan:
         todo = runner.to_run(exp, specs)
         eta = estimate_s(todo, traces, runner.jobs)
         total += eta
-        print(f"  {exp.name}: {len(todo)} of {len(specs)} runs to do with --jobs "
-              f"{runner.jobs}, ~{format_duration(eta)}", flush=True)
+        print(f"  {exp.name}: {len(todo)} of {len(specs)} runs to do, ~{format_duration(eta)}",
+              flush=True)
     print(f"  expected in all: ~{format_duration(total)}", flush=True)
 
 
@@ -180,7 +195,8 @@ def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     spec = RunSpec.from_dict(json.loads(args.spec_json))
     store = ExperimentStore(paths.results_dir / args.experiment)
     outcome = execute(spec, store, paths, _traces(args, paths))
-    print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path)}))
+    print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path),
+                      "lateness_ok": (outcome.metrics or {}).get("lateness_ok")}))
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
@@ -211,6 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=_positive_int, default=None,
                      help="runs side by side (default: the experiment's measured safe level)")
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
+    run.add_argument("--redo-late", action="store_true",
+                     help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
     run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
 
     one = sub.add_parser("one", help="one run, metrics printed")

@@ -15,6 +15,7 @@ from typing import Any
 
 from analysis.run_metrics import compute_run_metrics
 from core.active_runs import ActiveRun
+from core.cpu_steal import StealMeter
 from core.environment import environment
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, read_json, write_json
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 # The link serves nothing after the span (the run's duration, or the trace with --once), so
 # every scheme is measured over the same span. A sender still running this long after it (TCP
 # waiting for data stuck in its own queue, say) is stopped: the measurement is over.
-SPAN_SETTLE_S = 3.0
+SPAN_SETTLE_S = 1.0
 POLL_S = 0.5
 SENDER_EXITED = "exited by itself"
 SENDER_STOPPED = "stopped at the end of the span"
@@ -76,7 +77,9 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
     meta: dict[str, Any] = {"spec": spec.to_dict(), "run_id": spec.run_id(),
                             "environment": environment(), "started": time.time()}
     try:
+        steal = StealMeter()
         _measure(spec, tmp, paths, traces, meta)
+        meta["cpu_steal_pct"] = steal.percent()
         metrics = compute_run_metrics(tmp, spec, meta)
         write_json(tmp / "metrics.json", metrics)
         meta["wall_time_s"] = time.time() - meta["started"]

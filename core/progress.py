@@ -39,7 +39,7 @@ class ProgressReporter:
     def advance(self, weight: float, label: str, ok: bool, reason: str = "") -> None:
         self.done_weight += weight
         self.done_count += 1
-        status = "ok" if ok else f"FAILED: {reason}"
+        status = ("ok" + (f" ({reason})" if reason else "")) if ok else f"FAILED: {reason}"
         line = f"[{self.done_count}/{self.count}] {label}: {status}"
         if self.bar is not None:
             self.bar.console.print(line, markup=False, highlight=False)

@@ -49,6 +49,13 @@ class ExperimentStore:
     def is_done(self, spec: RunSpec) -> bool:
         return (self.run_dir(spec) / DONE).is_file()
 
+    def was_late(self, spec: RunSpec) -> bool:
+        """Finished, but its emulator was late (metrics.json says lateness_ok: false)."""
+        try:
+            return read_json(self.run_dir(spec) / "metrics.json").get("lateness_ok") is False
+        except (OSError, ValueError):
+            return False
+
     def new_temp_dir(self, spec: RunSpec) -> Path:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.runs_dir / f".tmp-{spec.dirname()}-{os.getpid()}"

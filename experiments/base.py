@@ -13,8 +13,6 @@ class Experiment(ABC):
     title: str
     # What the quick mode promises, for the plan printed before a run.
     quick_note: str = ""
-    # Runs side by side when --jobs is not given (set from a measurement, see bench/).
-    default_jobs: int = 1
 
     @abstractmethod
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:

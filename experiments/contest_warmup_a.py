@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
@@ -26,7 +27,8 @@ DELAY_MS = 20
 
 COLUMNS = ["window", "trial", "throughput_mbps", "capacity_mbps", "utilization",
            "p95_queue_delay_ms", "p95_signal_delay_ms", "p95_e2e_delay_ms", "power", "score",
-           "lateness_p99_us", "duration_s", "run"]
+           "lateness_p99_us", "ack_lateness_p99_us", "lateness_ok", "cpu_steal_pct",
+           "duration_s", "run"]
 
 
 class ContestWarmupA(Experiment):
@@ -71,6 +73,11 @@ class ContestWarmupA(Experiment):
         xs = [row["p95_signal_delay_ms"] for row in rows]
         ys = [row["throughput_mbps"] for row in rows]
         ax.plot(xs, ys, "o", color="tab:blue", label="fixed window (label: datagrams)")
+        late = [(x, y) for row, x, y in zip(rows, xs, ys) if row.get("lateness_ok") is False]
+        if late:
+            ax.plot(*zip(*late), "o", markerfacecolor="white", markeredgecolor="tab:blue",
+                    label=f"hollow: emulator late (p99 > {MAX_LATENESS_P99_US / 1000:g} ms); "
+                          "rerun with --redo-late")
         for row, x, y in zip(rows, xs, ys):
             ax.annotate(str(row["window"]), (x, y), textcoords="offset points", xytext=(4, 3),
                         fontsize=7)

@@ -46,7 +46,7 @@ PAPER_VALUES = {
 COLUMNS = ["trace", "direction", "scheme", "label", "trial", "throughput_mbps",
            "p95_e2e_delay_ms", "self_inflicted_delay_ms", "omniscient_p95_e2e_delay_ms",
            "utilization", "capacity_mbps", "provider", "cc_used", "substitute",
-           "data_trace", "ack_trace", "run"]
+           "lateness_p99_us", "lateness_ok", "cpu_steal_pct", "data_trace", "ack_trace", "run"]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ ACK_TRACE = "Verizon-LTE-short.up"
 
 COLUMNS = ["scheme", "label", "confidence", "trial", "throughput_mbps", "p95_e2e_delay_ms",
            "self_inflicted_delay_ms", "omniscient_p95_e2e_delay_ms", "utilization",
-           "capacity_mbps", "provider", "cc_used", "run"]
+           "capacity_mbps", "provider", "cc_used", "lateness_p99_us", "lateness_ok",
+           "cpu_steal_pct", "run"]
 
 
 def percent(confidence: float) -> str:

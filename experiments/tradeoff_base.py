@@ -29,9 +29,6 @@ MISSING_COLUMNS = ["scheme", "data_trace", "ack_trace", "params", "trial", "reas
 class TradeoffExperiment(Experiment):
     """An experiment whose figure is throughput vs Sprout's self-inflicted delay."""
 
-    # Runs side by side by default. 1 until `./repro bench concurrency` has measured
-    # how many runs this 2-core machine keeps faithful at once; set it from that.
-    default_jobs = 1
     delay_ms = DELAY_MS
     queue = QUEUE
 

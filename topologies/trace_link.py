@@ -1,7 +1,11 @@
 """TraceLink: a Mininet link whose middle is our trace-driven emulator.
 
-    net.addLink(sender, receiver, cls=TraceLink, data_trace=..., ack_trace=...,
-                delay_ms=20, queue="infinite", log_dir=...)
+    net.addLink(sender, receiver, cls=TraceLink, data_trace="traces/X.down",
+                ack_trace="traces/X.up", delay_ms=20, queue="infinite", log_dir=out)
+    ...
+    link.start()   # the trace clock starts here
+
+(or data=LinkSide(rate_mbps=12), ack=LinkSide(...) for fixed rates.)
 
 Under the hood the link is two veth pairs through a hidden namespace node that
 runs `netrepro-link`, bridging its two interfaces. The data direction (sender to
@@ -23,11 +27,18 @@ from typing import Any, Callable
 from mininet.link import Link
 from mininet.node import Node
 
+from core.paths import ProjectPaths
+from core.traces import load_trace
 from topologies.offloads import disable_offloads
 
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 10.0
+OPPORTUNITY_BYTES = 1504
+# The emulator's timing loop runs under SCHED_FIFO when the link is slow enough that it needs
+# little CPU (cellular traces need a few percent of one core): the set-up and teardown of runs
+# side by side then cannot delay its deliveries. A fast link would starve everything else.
+REALTIME_MAX_RATE_MBPS = 100.0
 
 
 class EmulatorFailed(RuntimeError):
@@ -51,6 +62,27 @@ class LinkSide:
     def describe(self) -> str:
         return str(self.trace) if self.trace is not None else f"fixed {self.rate_mbps:g} Mbit/s"
 
+    def mean_rate_mbps(self) -> float:
+        """The rate the side offers on average (a trace: its opportunities over its period)."""
+        if self.rate_mbps is not None:
+            return self.rate_mbps
+        assert self.trace is not None
+        times = load_trace(self.trace)
+        return len(times) * OPPORTUNITY_BYTES * 8 / (int(times[-1]) * 1000)
+
+
+def _side(direction: str, side: LinkSide | None, trace: str | Path | None) -> LinkSide:
+    """A direction given as a LinkSide or as a trace file path (exactly one of them)."""
+    if (side is None) == (trace is None):
+        raise ValueError(f"TraceLink: give exactly one of {direction}= (a LinkSide) and "
+                         f"{direction}_trace= (a trace file)")
+    if side is not None:
+        return side
+    path = Path(trace)  # type: ignore[arg-type]
+    if not path.is_file():
+        raise FileNotFoundError(f"TraceLink: {direction}_trace {path} is not a file")
+    return LinkSide(trace=path)
+
 
 def _random_mac() -> str:
     """A locally administered unicast MAC, as Mininet's own randMac makes."""
@@ -64,19 +96,24 @@ class TraceLink:
 
     def __init__(self, node1: Node, node2: Node, port1: int | None = None,
                  port2: int | None = None, addr1: str | None = None, addr2: str | None = None,
-                 *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
+                 *, log_dir: Path, data: LinkSide | None = None, ack: LinkSide | None = None,
+                 data_trace: str | Path | None = None, ack_trace: str | Path | None = None,
+                 emulator: Path | None = None,
                  delay_ms: int = 0, queue: str = "infinite", ack_queue: str | None = None,
                  once: bool = False, span_ms: int | None = None,
                  on_process: Callable[[int, str], None] | None = None,
                  **_mininet_options: Any) -> None:
-        self.data, self.ack = data, ack
-        self.emulator = emulator
+        self.data = _side("data", data, data_trace)
+        self.ack = _side("ack", ack, ack_trace)
+        self.emulator = emulator or ProjectPaths().native_binary("link", "netrepro-link")
         self.log_dir = log_dir
         self.delay_ms = delay_ms
         self.queue = queue
         self.ack_queue = ack_queue or queue
         self.once = once
         self.span_ms = span_ms  # no service later than this after the start
+        self.realtime = max(self.data.mean_rate_mbps(),
+                            self.ack.mean_rate_mbps()) <= REALTIME_MAX_RATE_MBPS
         self._on_process = on_process or (lambda pid, marker: None)
         self.process: subprocess.Popen[bytes] | None = None
         self._stopped = False
@@ -117,6 +154,8 @@ class TraceLink:
             args.append("--once")
         if self.span_ms is not None:
             args += ["--span-ms", str(self.span_ms)]
+        if self.realtime:
+            args.append("--realtime")
         return args
 
     def start(self) -> None:

@@ -67,6 +67,7 @@ class LinkEmulator {
   Direction b2a_;
   StatsFile stats_;
   bool warned_large_frame_ = false;
+  std::string scheduling_ = "SCHED_OTHER (realtime not requested)";
 };
 
 }  // namespace netrepro

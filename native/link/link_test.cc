@@ -608,6 +608,9 @@ TEST(Options, RejectsBadCommandLines) {
   EXPECT_TRUE(o.once);
   EXPECT_FALSE(o.span_ms.has_value());
   EXPECT_EQ(*Options::parse(with({"--span-ms", "60000"})).span_ms, 60000u);
+  EXPECT_FALSE(o.realtime);
+  EXPECT_TRUE(Options::parse(with({"--realtime"})).realtime);
+  EXPECT_THROW(Options::parse(with({"--realtime=1"})), UsageError);
   EXPECT_THROW(Options::parse(with({"--span-ms", "0"})), UsageError);
   EXPECT_THROW(Options::parse(with({"--span-ms", "1.5"})), UsageError);
 }

@@ -33,7 +33,7 @@ std::string Options::usage(const std::string& program) {
          "  [--a2b-delay-ms D=0] [--b2a-delay-ms D=0]\n"
          "  [--a2b-order queue-delay|delay-queue] [--b2a-order queue-delay|delay-queue]\n"
          "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
-         "  [--once] [--span-ms N]\n"
+         "  [--once] [--span-ms N] [--realtime]\n"
          "  --a2b-log FILE --b2a-log FILE\n"
          "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
          "  --stats FILE [--ready-file FILE]\n"
@@ -42,7 +42,8 @@ std::string Options::usage(const std::string& program) {
          "with the sender on side A). SPEC: infinite | droptail:packets=N | droptail:bytes=N |\n"
          "droptail:packets=N,bytes=M (bytes counted as IP length + 4). Times in ms. --once: no\n"
          "service after the trace's first pass; --span-ms N: no service later than N ms after the\n"
-         "start, in both directions (every scheme is then measured over the same span).\n";
+         "start, in both directions (every scheme is then measured over the same span).\n"
+         "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n";
 }
 
 Options Options::parse(const std::vector<std::string>& args) {
@@ -73,9 +74,9 @@ Options Options::parse(const std::vector<std::string>& args) {
     }
     if (seen[flag]) throw UsageError(flag + " given twice");
     seen[flag] = true;
-    if (flag == "--once") {
-      if (has_inline_value) throw UsageError("--once takes no value");
-      o.once = true;
+    if (flag == "--once" || flag == "--realtime") {
+      if (has_inline_value) throw UsageError(flag + " takes no value");
+      (flag == "--once" ? o.once : o.realtime) = true;
       continue;
     }
     const bool known = strings.count(flag) || flag == "--a2b-trace" || flag == "--b2a-trace" ||

@@ -30,6 +30,7 @@ struct Options {
   DirectionOptions a2b, b2a;
   bool once = false;
   std::optional<uint64_t> span_ms;  // --span-ms N: no service after N ms
+  bool realtime = false;            // --realtime: the timing loop runs under SCHED_FIFO
   std::string stats;
   std::string ready_file;
   std::string command_line;

@@ -139,6 +139,18 @@ def make(layout: dict[str, Path], machine: FakeMachine, pid: int = 1000,
                                      system=FakeSystem(machine, pid, **kw))
 
 
+def dead_holders_record(layout: dict[str, Path], kernel_name: str, state: str,
+                        struct_ops_id: int | None) -> Path:
+    """The record a killed run leaves: its state, and one holder whose process is gone."""
+    record_dir = layout["state"] / kernel_name
+    (record_dir / "holders").mkdir(parents=True)
+    (record_dir / "record.json").write_text(json.dumps({
+        "kernel_name": kernel_name, "state": state, "struct_ops_id": struct_ops_id,
+        "source_sha256": "0" * 64, "object_path": "x"}))
+    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    return record_dir
+
+
 def bpftool_calls(machine: FakeMachine, verb: str) -> list[tuple[str, ...]]:
     return [c for c in machine.commands if c[:3] == ("bpftool", "struct_ops", verb)]
 
@@ -409,12 +421,7 @@ def test_live_holder_keeps_it_through_cleanup(layout: dict[str, Path]) -> None:
 
 def test_crash_between_register_and_record_is_cleaned_by_name(layout: dict[str, Path]) -> None:
     machine = FakeMachine(struct_ops={12: "bpf_bic"}, available=["reno", "bpf_bic"])
-    record_dir = layout["state"] / "bpf_bic"
-    (record_dir / "holders").mkdir(parents=True)
-    (record_dir / "record.json").write_text(json.dumps({
-        "kernel_name": "bpf_bic", "state": "registering", "struct_ops_id": None,
-        "source_sha256": "0" * 64, "object_path": "x"}))
-    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    record_dir = dead_holders_record(layout, "bpf_bic", "registering", None)
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "unregistered bpf_bic (id 12); its 1 holder(s) had exited"]
     assert machine.struct_ops == {}
@@ -440,12 +447,7 @@ def test_a_lingering_map_of_an_earlier_run_does_not_block_the_next(layout: dict[
 def test_a_record_whose_map_only_lingers_is_cleaned_without_unregistering(
         layout: dict[str, Path]) -> None:
     machine = FakeMachine(lingering={12: "bpf_bic"})
-    record_dir = layout["state"] / "bpf_bic"
-    (record_dir / "holders").mkdir(parents=True)
-    (record_dir / "record.json").write_text(json.dumps({
-        "kernel_name": "bpf_bic", "state": "registered", "struct_ops_id": 12,
-        "source_sha256": "0" * 64, "object_path": "x"}))
-    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    record_dir = dead_holders_record(layout, "bpf_bic", "registered", 12)
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "bpf_bic was no longer registered; its 1 holder(s) had exited"]
     assert bpftool_calls(machine, "unregister") == []
@@ -456,12 +458,7 @@ def test_crash_while_registering_beside_a_lingering_map_unregisters_the_live_one
         layout: dict[str, Path]) -> None:
     machine = FakeMachine(struct_ops={13: "bpf_bic"}, lingering={12: "bpf_bic"},
                           available=["reno", "bpf_bic"])
-    record_dir = layout["state"] / "bpf_bic"
-    (record_dir / "holders").mkdir(parents=True)
-    (record_dir / "record.json").write_text(json.dumps({
-        "kernel_name": "bpf_bic", "state": "registering", "struct_ops_id": None,
-        "source_sha256": "0" * 64, "object_path": "x"}))
-    (record_dir / "holders" / "6001").write_text(json.dumps({"start_time": "s", "count": 1}))
+    record_dir = dead_holders_record(layout, "bpf_bic", "registering", None)
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "unregistered bpf_bic (id 13); its 1 holder(s) had exited"]
     assert machine.struct_ops == {} and "bpf_bic" not in machine.available

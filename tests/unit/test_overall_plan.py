@@ -6,7 +6,7 @@ from pathlib import Path
 from core.cli import _print_overall_plan
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
-from core.runner import MatrixRunner
+from core.runner import PER_RUN_OVERHEAD_S, MatrixRunner, format_duration
 from core.runspec import RunSpec
 from experiments.base import Experiment
 from tests.unit.fake_runs import add_done, trace_set, write_trace
@@ -34,11 +34,12 @@ def test_each_experiment_then_the_total(tmp_path, capsys) -> None:
     traces = trace_set(tmp_path / "traces")
     a, b = _Sweep("a", trace, 4), _Sweep("b", trace, 3)
     add_done(ExperimentStore(paths.results_dir / "a"), a.specs[0])
-    plans = [(a, a.specs, MatrixRunner(paths, traces, jobs=1)),
-             (b, b.specs, MatrixRunner(paths, traces, jobs=3))]
-    _print_overall_plan(plans, traces)
+    runner = MatrixRunner(paths, traces, jobs=3)
+    _print_overall_plan([(a, a.specs), (b, b.specs)], runner, traces)
     out = capsys.readouterr().out.splitlines()
-    # 60 s of trace + 6 s of overhead per run: a has 3 left at --jobs 1, b 3 at --jobs 3.
-    assert out[1] == "  a: 3 of 4 runs to do with --jobs 1, ~3 min 18 s"
-    assert out[2] == "  b: 3 of 3 runs to do with --jobs 3, ~1 min 06 s"
-    assert out[3] == "  expected in all: ~4 min 24 s"
+    # 60 s of trace + the per-run overhead; a has 3 runs left, b 3, all through 3 side by side.
+    per_run = 60 + PER_RUN_OVERHEAD_S
+    assert out[0] == "plan: every experiment, through one pool of 3 runs side by side:"
+    assert out[1] == f"  a: 3 of 4 runs to do, ~{format_duration(3 * per_run / 3)}"
+    assert out[2] == f"  b: 3 of 3 runs to do, ~{format_duration(3 * per_run / 3)}"
+    assert out[3] == f"  expected in all: ~{format_duration(6 * per_run / 3)}"

@@ -32,7 +32,6 @@ def fig7(tmp_path: Path) -> SproutFig7:
 def test_registered() -> None:
     assert isinstance(get_experiment("sprout-fig7"), SproutFig7)
     assert isinstance(get_experiment("sprout-risk"), SproutRisk)
-    assert get_experiment("sprout-fig7").default_jobs == 1
 
 
 def test_full_matrix_is_every_scheme_on_every_trace_both_ways(fig7: SproutFig7) -> None:

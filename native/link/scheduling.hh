@@ -1,0 +1,14 @@
+// Real-time scheduling for the emulator's timing loop.
+#pragma once
+
+#include <string>
+
+namespace netrepro {
+
+// Runs the calling thread under SCHED_FIFO at `priority`, so that set-up and teardown of other
+// runs (Python, `ip`, namespace cleanup) cannot delay a scheduled delivery. Returns what the
+// thread got, e.g. "SCHED_FIFO priority 10", or "SCHED_OTHER (SCHED_FIFO refused: <why>)";
+// never throws: the lateness the emulator measures shows the cost of a refusal.
+std::string request_realtime(int priority);
+
+}  // namespace netrepro
