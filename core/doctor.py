@@ -63,6 +63,7 @@ def check_commands() -> list[Check]:
     checks = []
     for cmd, required, why in (("mnexec", True, "Mininet"), ("iperf3", True, "TCP schemes"),
                                ("ethtool", True, "offloads off"), ("ip", True, "links"),
+                               ("ping", True, "reachability checks, Mininet pingAll"),
                                ("ss", True, "congestion-control check"),
                                ("tcpdump", False, "packet captures"),
                                ("bpftool", False, "eBPF congestion controls"),

@@ -20,7 +20,7 @@ if [[ $EUID -ne 0 ]]; then
 fi
 
 # Required: the suite cannot run without these.
-required=(mininet iperf3 ethtool iproute2 tcpdump cmake g++ make libgtest-dev
+required=(mininet iperf3 iputils-ping ethtool iproute2 tcpdump cmake g++ make libgtest-dev
           python3 python3-numpy python3-matplotlib python3-dpkt python3-pytest
           python3-jinja2 python3-rich)
 # Optional: eBPF congestion controls, the PRR controller, Open vSwitch.
