@@ -47,6 +47,10 @@ class LinkMetrics:
     utilization: float | None  # None when the log has no opportunities (not a trace link)
     p95_queue_delay_ms: float
     p95_signal_delay_ms: float
+    # The ms the signal delay is defined on: first to last arrival of a delivered
+    # packet (log time); the omniscient reference is taken on the same ms.
+    signal_delay_first_ms: int
+    signal_delay_last_ms: int
     fixed_delay_ms: float
     p95_e2e_delay_ms: float
     power: float | None  # Mbit/s per s of p95 signal delay; None when that delay is 0
@@ -155,6 +159,8 @@ def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0) -> LinkMetrics:
         utilization=throughput / capacity if capacity > 0 else None,
         p95_queue_delay_ms=float(p95(log.departure_delay)),
         p95_signal_delay_ms=signal,
+        signal_delay_first_ms=int(arrival.min()),
+        signal_delay_last_ms=int(arrival.max()),
         fixed_delay_ms=float(fixed_delay_ms),
         p95_e2e_delay_ms=e2e,
         power=throughput / (signal / 1000.0) if signal > 0 else None,

@@ -21,14 +21,14 @@ Row = Mapping[str, Any]
 def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
     """The columns every throughput/self-inflicted-delay summary shares, for one run."""
     m = record.metrics
-    reference = refs.for_run(record.spec)
+    reference = refs.for_run(record.spec, m, record.path)
     return {
         "scheme": record.spec.scheme,
         "label": scheme_label(record.spec.scheme, [m.get("cc_provider")]),
         "trial": record.spec.trial,
         "throughput_mbps": m["throughput_mbps"],
         "p95_e2e_delay_ms": m["p95_e2e_delay_ms"],
-        "self_inflicted_delay_ms": refs.self_inflicted_ms(record.spec, m),
+        "self_inflicted_delay_ms": float(m["p95_e2e_delay_ms"]) - reference.p95_e2e_delay_ms,
         "omniscient_p95_e2e_delay_ms": reference.p95_e2e_delay_ms,
         "utilization": m.get("utilization"),
         "capacity_mbps": m.get("capacity_mbps"),

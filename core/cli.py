@@ -81,8 +81,8 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
                           redo_late=args.redo_late)
-    if len(plan) > 1:
-        _print_overall_plan(plan, runner, traces)
+    if args.quick:
+        _print_full_mode_estimate(experiments, args.trials, runner, traces)
     results = runner.run_plan(plan)
     status = EXIT_OK
     for exp, _ in plan:
@@ -114,19 +114,15 @@ def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return default.jobs
 
 
-def _print_overall_plan(plan: list, runner: Any, traces: TraceSet) -> None:
-    """Before several experiments: what each will run and the total expected time."""
+def _print_full_mode_estimate(experiments: list, trials: int, runner: Any,
+                              traces: TraceSet) -> None:
+    """Before a --quick run: what the full run would take, so nobody starts it blind."""
     from core.runner import estimate_s, format_duration
-    total = 0.0
-    print(f"plan: every experiment, through one pool of {runner.jobs} runs side by side:",
-          flush=True)
-    for exp, specs in plan:
-        todo = runner.to_run(exp, specs)
-        eta = estimate_s(todo, traces, runner.jobs)
-        total += eta
-        print(f"  {exp.name}: {len(todo)} of {len(specs)} runs to do, ~{format_duration(eta)}",
-              flush=True)
-    print(f"  expected in all: ~{format_duration(total)}", flush=True)
+    for exp in experiments:
+        full = exp.matrix(quick=False, trials=trials)
+        eta = estimate_s(full, traces, runner.jobs)
+        print(f"full mode: {exp.name}: {len(full)} runs, expected {format_duration(eta)} "
+              f"with --jobs {runner.jobs}", flush=True)
 
 
 def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -100,6 +100,10 @@ class MatrixRunner:
                   f"already done, {len(todo)} to run with --jobs {self.jobs}; expected "
                   f"{format_duration(eta)}", file=self.out, flush=True)
             queue += [(experiment.name, s) for s in todo]
+        if len(plan) > 1:
+            total = estimate_s([spec for _, spec in queue], self.traces, self.jobs)
+            print(f"plan: in all, {len(queue)} runs through one pool of {self.jobs} side by "
+                  f"side; expected {format_duration(total)}", file=self.out, flush=True)
         if not queue:
             return results
         weights = {item: estimate_s([item[1]], self.traces, 1) for item in queue}

@@ -64,6 +64,7 @@ def test_signal_delay_and_derived(hand):
     # SD[1] exists (2) and is kept.  Values [2, 8, 7, 6, 5, 4] sorted
     # [2, 4, 5, 6, 7, 8]; M = 6, index int(5.7) = 5 -> 8 ms.
     assert hand.p95_signal_delay_ms == 8
+    assert (hand.signal_delay_first_ms, hand.signal_delay_last_ms) == (1, 6)  # the walk's ms
     assert hand.p95_e2e_delay_ms == 28  # + the fixed 20 ms
     assert hand.power == pytest.approx(3.6 / 0.008)  # 450 Mbit/s per s
     assert hand.score == pytest.approx(math.log(3.6) - math.log(28))

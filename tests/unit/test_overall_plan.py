@@ -1,9 +1,9 @@
 """`./repro run all` prints every experiment's share and the total before it starts."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from core.cli import _print_overall_plan
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.runner import PER_RUN_OVERHEAD_S, MatrixRunner, format_duration
@@ -34,12 +34,28 @@ def test_each_experiment_then_the_total(tmp_path, capsys) -> None:
     traces = trace_set(tmp_path / "traces")
     a, b = _Sweep("a", trace, 4), _Sweep("b", trace, 3)
     add_done(ExperimentStore(paths.results_dir / "a"), a.specs[0])
-    runner = MatrixRunner(paths, traces, jobs=3)
-    _print_overall_plan([(a, a.specs), (b, b.specs)], runner, traces)
+    runner = MatrixRunner(paths, traces, jobs=3, out=sys.stdout)
+    ran = []
+    runner._run_child = lambda name, spec: ran.append((name, spec.trial)) or (True, "", False)
+    results = runner.run_plan([(a, a.specs), (b, b.specs)])
     out = capsys.readouterr().out.splitlines()
     # 60 s of trace + the per-run overhead; a has 3 runs left, b 3, all through 3 side by side.
     per_run = 60 + PER_RUN_OVERHEAD_S
-    assert out[0] == "plan: every experiment, through one pool of 3 runs side by side:"
-    assert out[1] == f"  a: 3 of 4 runs to do, ~{format_duration(3 * per_run / 3)}"
-    assert out[2] == f"  b: 3 of 3 runs to do, ~{format_duration(3 * per_run / 3)}"
-    assert out[3] == f"  expected in all: ~{format_duration(6 * per_run / 3)}"
+    assert out[0] == (f"plan: a: 4 runs, 1 already done, 3 to run with --jobs 3; expected "
+                      f"{format_duration(3 * per_run / 3)}")
+    assert out[1] == (f"plan: b: 3 runs, 0 already done, 3 to run with --jobs 3; expected "
+                      f"{format_duration(3 * per_run / 3)}")
+    assert out[2] == (f"plan: in all, 6 runs through one pool of 3 side by side; expected "
+                      f"{format_duration(6 * per_run / 3)}")
+    assert sorted(ran) == [("a", 2), ("a", 3), ("a", 4), ("b", 1), ("b", 2), ("b", 3)]
+    assert len(results["a"].succeeded) == 3 and results["a"].skipped == 1
+
+
+def test_one_experiment_has_no_total_line(tmp_path, capsys) -> None:
+    trace = write_trace(tmp_path / "traces", "t.trace", [1])
+    paths = ProjectPaths(results_override=tmp_path / "results")
+    runner = MatrixRunner(paths, trace_set(tmp_path / "traces"), jobs=2, out=sys.stdout)
+    runner._run_child = lambda name, spec: (True, "", False)
+    a = _Sweep("a", trace, 2)
+    runner.run_plan([(a, a.specs)])
+    assert not any("in all" in line for line in capsys.readouterr().out.splitlines())

@@ -14,6 +14,8 @@ from experiments.sprout_risk import SproutRisk
 from tests.unit.fake_runs import add_done, add_failed, trace_set, write_trace
 
 ONE_PER_MS = range(1, 1001)  # 1 s, one opportunity per ms: omniscient p95 e2e = 1 + 20 ms
+# The ms a fake run's signal delay covers; on ONE_PER_MS each waits 1 ms at best.
+AXIS = {"signal_delay_first_ms": 0, "signal_delay_last_ms": 500}
 PRESENT = ("Verizon-LTE-short", "Verizon-EVDO-driving", "TMobile-UMTS-driving")
 
 
@@ -115,7 +117,7 @@ def test_figures_plot_finished_runs_only_and_say_what_is_missing(fig7, tmp_path)
             thr, e2e = FAKE[spec.scheme]
             provider = PROVIDER.get(spec.scheme)
             add_done(store, spec, throughput_mbps=thr, p95_e2e_delay_ms=e2e, utilization=0.5,
-                     capacity_mbps=8.0, **({"cc_provider": provider} if provider else {}))
+                     capacity_mbps=8.0, **AXIS, **({"cc_provider": provider} if provider else {}))
     files = {f.name for f in fig7.make_figures(store, store.root)}
     assert {"fig7.png", "fig7.svg", "summary.csv", "missing.csv", "table.csv",
             "table.md"} <= files
@@ -164,7 +166,8 @@ def test_risk_figure(tmp_path) -> None:
         if c == 0.95:
             add_failed(store, spec, "RuntimeError: sender crashed")
             continue
-        add_done(store, spec, throughput_mbps=1 + (c or 0), p95_e2e_delay_ms=121 + 100 * (c or 0))
+        add_done(store, spec, throughput_mbps=1 + (c or 0), p95_e2e_delay_ms=121 + 100 * (c or 0),
+                 **AXIS)
     files = {f.name for f in exp.make_figures(store, store.root)}
     assert {"throughput-vs-delay.png", "summary.csv", "missing.csv"} <= files
     rows = _csv(store.root / "summary.csv")

@@ -56,7 +56,8 @@ def test_run_row_reads_the_artifacts(tmp_path) -> None:
     store = ExperimentStore(tmp_path / "exp")
     spec = RunSpec(experiment="x", scheme="vegas", data_trace="t.down", ack_trace="t.up")
     add_done(store, spec, throughput_mbps=3.5, p95_e2e_delay_ms=125.0, utilization=0.7,
-             capacity_mbps=5.0, cc_provider="ebpf", cc_used="bpf_vegas")
+             capacity_mbps=5.0, cc_provider="ebpf", cc_used="bpf_vegas",
+             signal_delay_first_ms=1, signal_delay_last_ms=9)
     [record] = finished_runs(store)
     row = run_row(record, OmniscientReferences(trace_set(tmp_path / "traces")))
     assert row["self_inflicted_delay_ms"] == 100 and row["omniscient_p95_e2e_delay_ms"] == 25
