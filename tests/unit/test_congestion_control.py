@@ -600,6 +600,8 @@ def _bpf_vegas_ids() -> list[int]:
 def test_real_two_processes_starting_at_once_share_one_registration(tmp_path: Path) -> None:
     _require_root_and_objects()
     assert "bpf_vegas" not in _kernel_list(), "bpf_vegas is already registered by someone"
+    # Maps of an earlier, unregistered bpf_vegas linger while sockets still use them.
+    lingering = set(_bpf_vegas_ids())
     procs = [subprocess.Popen([sys.executable, "-c", _HOLDER_ON_SIGNAL, str(tmp_path / "cc"),
                                str(_real_bpf_dir())], cwd=REPO_ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
@@ -616,7 +618,8 @@ def test_real_two_processes_starting_at_once_share_one_registration(tmp_path: Pa
             word, struct_ops_id = proc.stdout.readline().split()
             assert word == "holding"
             ids.add(int(struct_ops_id))
-        assert len(ids) == 1 and _bpf_vegas_ids() == list(ids), "one registration, shared"
+        assert len(ids) == 1 and set(_bpf_vegas_ids()) - lingering == ids, \
+            "one registration, shared"
         for proc in procs:
             _finish_holder(proc)
         assert "bpf_vegas" not in _kernel_list(), "the last to leave unregisters"
