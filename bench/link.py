@@ -120,15 +120,23 @@ def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> d
     sent = json.loads(client.stdout_path.read_text()).get("end", {}).get("sum", {})
     delivered = _steady_rate_mbps(parse_log(out / "data.log"))
     # Independent of the emulator's own log: what the receiving application measured.
-    received = json.loads(server.stdout_path.read_text()).get("end", {}).get("sum", {})
+    received = _received_sum(json.loads(server.stdout_path.read_text()))
     return {"rate_mbps": rate,
             "offered_mbps": sent.get("bits_per_second", 0) / 1e6,
             "delivered_mbps": delivered,
             "delivered_vs_rate": delivered / rate,
-            "receiver_udp_payload_mbps": received.get("bits_per_second", 0) / 1e6,
+            "receiver_udp_payload_mbps": (received["bits_per_second"] / 1e6
+                                          if "bits_per_second" in received else None),
             "receiver_lost_percent": received.get("lost_percent"),
             "queue_drops": a2b["drops"], "socket_drops": a2b.get("socket_drops"),
             "lateness_us": a2b["lateness_us"]}
+
+
+def _received_sum(server_json: dict[str, Any]) -> dict[str, Any]:
+    """What the iperf3 server received over UDP. iperf3 3.16+ puts it in
+    `end.sum_received` (its `end.sum` then reads 0 bytes); older ones in `end.sum`."""
+    end = server_json.get("end", {})
+    return end.get("sum_received") or end.get("sum") or {}
 
 
 def _steady_rate_mbps(log: Any) -> float:
@@ -155,10 +163,11 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
     for rate in RATES_MBPS:
         r = fixed_rate(paths, out / f"rate-{rate}", rate, RATE_SECONDS)
         rates.append(r)
+        got = r["receiver_udp_payload_mbps"]
+        got_text = "not reported by iperf3" if got is None else f"{got:.1f} Mbit/s"
         print(f"  {rate:5d} Mbit/s: delivered {r['delivered_mbps']:.1f} Mbit/s "
-              f"({r['delivered_vs_rate']:.3f} of the rate; receiver got "
-              f"{r['receiver_udp_payload_mbps']:.1f} Mbit/s of UDP payload), lateness p99 "
-              f"{r['lateness_us']['p99']} us", flush=True)
+              f"({r['delivered_vs_rate']:.3f} of the rate; receiver got {got_text} of UDP "
+              f"payload), lateness p99 {r['lateness_us']['p99']} us", flush=True)
     sustained = [r["rate_mbps"] for r in rates
                  if r["delivered_vs_rate"] >= SUSTAINED_FRACTION]
     result["fixed_rate"] = rates
