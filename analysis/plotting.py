@@ -1,6 +1,8 @@
 """Figure helpers shared by the experiments: one style, PNG and SVG side by side."""
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import matplotlib
@@ -39,11 +41,23 @@ def save(fig: Figure, out_dir: Path, stem: str, tight: bool = True) -> list[Path
     return paths
 
 
+# Beyond this many decades in view, 2 and 5 ticks keep their lines but lose
+# their labels, which would otherwise run into each other (20000 10000 5000).
+LABEL_ONLY_POWERS_BEYOND_DECADES = 3.0
+
+
 def readable_log_axis(axis: matplotlib.axis.Axis) -> None:
     """Log scale with plain 1-2-5 tick labels (50, 100, 200 ms) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(value: float, _pos: int) -> str:
+        lo, hi = sorted(abs(v) for v in axis.get_view_interval())
+        wide = lo > 0 and math.log10(hi / lo) > LABEL_ONLY_POWERS_BEYOND_DECADES
+        mantissa = value / 10 ** math.floor(math.log10(value)) if value > 0 else 1.0
+        return "" if wide and round(mantissa) != 1 else f"{value:g}"
+
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
 
 
