@@ -113,6 +113,11 @@ def signal_delay_per_ms(arrival_ms: np.ndarray, delay_ms: np.ndarray
     return axis, values
 
 
+def arrival_times_ms(log: LinkLog) -> np.ndarray:
+    """Each delivered packet's arrival at the link (ms): its departure minus its queueing delay."""
+    return log.departure_time - log.departure_delay
+
+
 def p95_signal_delay_ms(arrival_ms: np.ndarray, delay_ms: np.ndarray) -> int:
     return int(p95(signal_delay_per_ms(arrival_ms, delay_ms)[1]))
 
@@ -136,7 +141,7 @@ def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0) -> LinkMetrics:
         raise MetricsError(f"{log.source}: all events fall in one millisecond "
                            f"({log.first_event_ms} ms): the duration is 0 and rates are "
                            "undefined; the run was too short")
-    arrival = log.departure_time - log.departure_delay
+    arrival = arrival_times_ms(log)
     if (log.departure_delay < 0).any() or (arrival < 0).any():
         bad = int(np.argmax((log.departure_delay < 0) | (arrival < 0)))
         raise MetricsError(f"{log.source}: departure at {int(log.departure_time[bad])} ms "
@@ -232,6 +237,5 @@ def signal_delay_series(log: LinkLog, fixed_delay_ms: float = 0.0
     """(time in s, signal delay + fixed delay in ms) for every ms between first and last arrival."""
     if log.departure_time.size == 0:
         raise NoDeliveries(f"{log.source}: no packet left the link; no delay series")
-    axis, values = signal_delay_per_ms(log.departure_time - log.departure_delay,
-                                       log.departure_delay)
+    axis, values = signal_delay_per_ms(arrival_times_ms(log), log.departure_delay)
     return axis / 1000.0, values + float(fixed_delay_ms)

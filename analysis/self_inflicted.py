@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from analysis.mahimahi_log import parse_log
-from analysis.metrics import MetricsError
+from analysis.metrics import MetricsError, arrival_times_ms
 from analysis.omniscient import OmniscientResult, omniscient, self_inflicted_delay_ms
 from core.runspec import RunSpec
 from core.traces import TraceSet
@@ -40,8 +40,7 @@ def signal_axis(metrics: Mapping[str, Any], run_dir: Path | None = None) -> tupl
         raise MetricsError(f"run {run_dir}: metrics.json has no signal_delay_first_ms/"
                            "signal_delay_last_ms and there is no data.log to read them "
                            "from; rerun it with --force")
-    link_log = parse_log(log_path)
-    arrival = link_log.departure_time - link_log.departure_delay
+    arrival = arrival_times_ms(parse_log(log_path))
     return int(arrival.min()), int(arrival.max())
 
 

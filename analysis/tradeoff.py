@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from analysis.omniscient import self_inflicted_delay_ms
 from analysis.scheme_labels import scheme_label
 from analysis.self_inflicted import OmniscientReferences
 from analysis.summary import RunRecord
@@ -28,7 +29,7 @@ def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
         "trial": record.spec.trial,
         "throughput_mbps": m["throughput_mbps"],
         "p95_e2e_delay_ms": m["p95_e2e_delay_ms"],
-        "self_inflicted_delay_ms": float(m["p95_e2e_delay_ms"]) - reference.p95_e2e_delay_ms,
+        "self_inflicted_delay_ms": self_inflicted_delay_ms(float(m["p95_e2e_delay_ms"]), reference),
         "omniscient_p95_e2e_delay_ms": reference.p95_e2e_delay_ms,
         "utilization": m.get("utilization"),
         "capacity_mbps": m.get("capacity_mbps"),

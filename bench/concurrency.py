@@ -157,13 +157,13 @@ def judge(jobs: int, runs: list[Measured], expected: int, baseline: Baseline,
             if move > allowed:
                 problems.append(f"{scheme} {metric} moved {move:.1%} "
                                 f"(allowed {allowed:.1%})")
+    moved = bool(problems)
     lateness = max((r.lateness_p99_us for r in runs), default=None)
-    late_only = not problems
-    if lateness is not None and lateness > MAX_LATENESS_P99_US:
+    late = lateness is not None and lateness > MAX_LATENESS_P99_US
+    if late:
         problems.append(f"emulator p99 lateness {lateness} us > {MAX_LATENESS_P99_US} us")
-    else:
-        late_only = False
     stolen = steal_pct is not None and steal_pct > steal_limit_pct
+    late_only = late and not moved
     if late_only and stolen:
         problems.append(f"while the hypervisor took {steal_pct:.1f}% of the CPU time "
                         f"(over {steal_limit_pct:.1f}%)")

@@ -82,7 +82,7 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
                           redo_late=args.redo_late)
     if args.quick:
-        _print_full_mode_estimate(experiments, args.trials, runner, traces)
+        _print_full_mode_estimate(experiments, args.trials, runner)
     results = runner.run_plan(plan)
     status = EXIT_OK
     for exp, _ in plan:
@@ -114,13 +114,12 @@ def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return default.jobs
 
 
-def _print_full_mode_estimate(experiments: list, trials: int, runner: Any,
-                              traces: TraceSet) -> None:
+def _print_full_mode_estimate(experiments: list, trials: int, runner: Any) -> None:
     """Before a --quick run: what the full run would take, so nobody starts it blind."""
     from core.runner import estimate_s, format_duration
     for exp in experiments:
         full = exp.matrix(quick=False, trials=trials)
-        eta = estimate_s(full, traces, runner.jobs)
+        eta = estimate_s(full, runner.traces, runner.jobs)
         print(f"full mode: {exp.name}: {len(full)} runs, expected {format_duration(eta)} "
               f"with --jobs {runner.jobs}", flush=True)
 

@@ -88,6 +88,9 @@ class MatrixRunner:
         """Several experiments' runs through one pool, so one's tail overlaps the next's start."""
         results: dict[str, MatrixResult] = {}
         queue: list[tuple[str, RunSpec]] = []
+        # Each run's expected seconds, once (a --once run reads its trace for them): the
+        # plan lines and the progress bar's weights all come from these.
+        weights: dict[tuple[str, RunSpec], float] = {}
         for experiment, specs in plan:
             store = ExperimentStore(self.paths.results_dir / experiment.name)
             for moved in store.recover():
@@ -95,18 +98,19 @@ class MatrixRunner:
             todo = self.to_run(experiment, specs)
             results[experiment.name] = MatrixResult(planned=len(specs),
                                                     skipped=len(specs) - len(todo))
-            eta = estimate_s(todo, self.traces, self.jobs)
+            mine = {(experiment.name, s): estimate_s([s], self.traces, 1) for s in todo}
             print(f"plan: {experiment.name}: {len(specs)} runs, {len(specs) - len(todo)} "
                   f"already done, {len(todo)} to run with --jobs {self.jobs}; expected "
-                  f"{format_duration(eta)}", file=self.out, flush=True)
-            queue += [(experiment.name, s) for s in todo]
+                  f"{format_duration(sum(mine.values()) / self.jobs)}", file=self.out,
+                  flush=True)
+            weights.update(mine)
+            queue += list(mine)
         if len(plan) > 1:
-            total = estimate_s([spec for _, spec in queue], self.traces, self.jobs)
             print(f"plan: in all, {len(queue)} runs through one pool of {self.jobs} side by "
-                  f"side; expected {format_duration(total)}", file=self.out, flush=True)
+                  f"side; expected {format_duration(sum(weights.values()) / self.jobs)}",
+                  file=self.out, flush=True)
         if not queue:
             return results
-        weights = {item: estimate_s([item[1]], self.traces, 1) for item in queue}
         progress = ProgressReporter(total=sum(weights.values()), count=len(queue), out=self.out)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         pending: dict[Future[tuple[bool, str]], tuple[str, RunSpec]] = {}
