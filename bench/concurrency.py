@@ -210,6 +210,13 @@ def chosen_level(verdicts: list[LevelVerdict]) -> int:
     return best
 
 
+def describe_levels(levels: list[int]) -> str:
+    """2..8 for a whole range, else the list."""
+    if levels == list(range(levels[0], levels[-1] + 1)) and len(levels) > 2:
+        return f"{levels[0]}..{levels[-1]}"
+    return ", ".join(map(str, levels))
+
+
 def bench_spec(scheme: str, seconds: float, trial: int) -> RunSpec:
     return RunSpec(experiment=EXPERIMENT, scheme=scheme, data_trace=DATA_TRACE,
                    ack_trace=ACK_TRACE, delay_ms=DELAY_MS, queue="infinite",
@@ -278,16 +285,17 @@ def measured_runs(store: ExperimentStore, specs: list[RunSpec]) -> list[Measured
 
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
     seconds = args.seconds or DEFAULT_SECONDS
-    max_jobs = args.max_jobs or DEFAULT_MAX_JOBS
+    levels = getattr(args, "levels", None) or list(range(2, (args.max_jobs or DEFAULT_MAX_JOBS)
+                                                          + 1))
     out = paths.results_dir / "bench" / f"concurrency-{time.strftime('%Y%m%d-%H%M%S')}"
     bench_paths = ProjectPaths(root=paths.root, results_override=out)
     load = os.getloadavg()
     expected = estimate_s([bench_spec(s, seconds, 1) for s in SCHEMES] * BASELINE_REPEATS,
                           traces, 1)
-    for jobs in range(2, max_jobs + 1):
+    for jobs in levels:
         expected += estimate_s(level_specs(jobs, seconds), traces, jobs)
     print(f"bench concurrency: {', '.join(SCHEMES)} on {DATA_TRACE}, {seconds:g} s each; "
-          f"levels 2..{max_jobs}; load average before: {load[0]:.2f} "
+          f"levels {describe_levels(levels)}; load average before: {load[0]:.2f} "
           f"(other work on the machine moves these figures); expected "
           f"{format_duration(expected)}, more for each level tried again", flush=True)
 
@@ -321,7 +329,7 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
             for m in METRICS), flush=True)
 
     verdicts: list[LevelVerdict] = []
-    for jobs in range(2, max_jobs + 1):
+    for jobs in levels:
         attempts: list[LevelVerdict] = []
         while level_outcome(attempts) is None:
             again = f" (attempt {len(attempts) + 1})" if attempts else ""
@@ -341,8 +349,16 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
         print(f"  level {jobs}: {level_outcome(attempts)}", flush=True)
 
     chosen = chosen_level(verdicts)
+    if levels[0] > 2 and chosen == 1:
+        # Nothing tried held, and the levels below were not tried: there is no level to save.
+        print(f"bench concurrency: none of the levels {describe_levels(levels)} held; nothing "
+              f"saved (try lower levels); artifacts in {display(out)}", flush=True)
+        print(json.dumps({"ok": False, "reason": "no level tried held",
+                          "levels": [v.to_dict() for v in verdicts]}, sort_keys=True))
+        return 1
     saved = save_measured(paths.state_dir, chosen, {
-        "seconds": seconds, "levels_held": [v.jobs for v in verdicts if v.held],
+        "seconds": seconds, "levels_tried": levels,
+        "levels_held": [v.jobs for v in verdicts if v.held],
         "attempts_not_held": [v.jobs for v in verdicts if not v.held],
         "cpu_steal_alone_pct": base_steal,
         "artifacts": display(out)})

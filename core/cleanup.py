@@ -8,9 +8,9 @@ from core.paths import ProjectPaths
 def clean_ours(paths: ProjectPaths) -> list[str]:
     report = clean_leftovers(paths.state_dir / "active")
     from schemes.congestion_control import CongestionControlResolver
-    resolver = CongestionControlResolver(state_dir=paths.state_dir / "cc",
-                                         bpf_dir=paths.build_dir / "bpf")
-    report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
+    for state in (paths.cc_state_dir, paths.legacy_cc_state_dir):
+        resolver = CongestionControlResolver(state_dir=state, bpf_dir=paths.build_dir / "bpf")
+        report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
     from schemes.tcp_probe_recorder import TcpProbeSetup
     report += [f"tcp_probe: {line}"
                for line in TcpProbeSetup(paths.state_dir / "tcp-probe").cleanup_stale()]

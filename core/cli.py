@@ -252,7 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seconds", type=float, default=None, help="shorter/longer measurement")
     bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
     bench.add_argument("--max-jobs", type=_positive_int, default=None,
-                       help="concurrency: the highest level to try")
+                       help="concurrency: the highest level to try (levels 2..N)")
+    bench.add_argument("--levels", type=_levels, default=None,
+                       help="concurrency: only these levels, e.g. 8,10,12 (those below the "
+                            "lowest are taken to hold: contention only grows with the level)")
 
     sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
@@ -266,6 +269,16 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
     return value
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected levels like 8,10,12: {text}") from None
+    if not levels or levels[0] < 2:
+        raise argparse.ArgumentTypeError(f"levels are 2 or more runs side by side: {text}")
+    return levels
 
 
 def _non_negative_int(text: str) -> int:

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Kernel state we register (eBPF congestion controls) is global to the machine and gone at
+# reboot, as /run is: every checkout on the machine must see the same records of it.
+MACHINE_STATE_DIR = Path("/run/netrepro")
 
 
 class MissingBinary(RuntimeError):
@@ -19,6 +22,10 @@ class ProjectPaths:
     results_override: Path | None = field(
         default_factory=lambda: Path(os.environ["NETREPRO_RESULTS"])
         if os.environ.get("NETREPRO_RESULTS") else None)
+    # NETREPRO_MACHINE_STATE moves the machine-wide records (tests use a temporary one).
+    machine_state_override: Path | None = field(
+        default_factory=lambda: Path(os.environ["NETREPRO_MACHINE_STATE"])
+        if os.environ.get("NETREPRO_MACHINE_STATE") else None)
 
     @property
     def build_dir(self) -> Path:
@@ -30,8 +37,19 @@ class ProjectPaths:
 
     @property
     def state_dir(self) -> Path:
-        """Machine-local state: trace cache, registrations, active-run records."""
+        """This checkout's state: trace cache, active-run records, tcp_probe records."""
         return self.root / "var"
+
+    @property
+    def cc_state_dir(self) -> Path:
+        """Records of eBPF congestion-control registrations, shared by every checkout: a
+        registration made by one checkout's run is used, and cleaned, by any other's."""
+        return (self.machine_state_override or MACHINE_STATE_DIR) / "cc"
+
+    @property
+    def legacy_cc_state_dir(self) -> Path:
+        """Where versions before the machine-wide records kept them (cleaned, never used)."""
+        return self.state_dir / "cc"
 
     def native_binary(self, component: str, name: str) -> Path:
         path = self.build_dir / component / name

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from core.paths import ProjectPaths
+
 log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +147,7 @@ class _Registration:
 class CongestionControlResolver:
     def __init__(self, state_dir: Path | None = None, bpf_dir: Path | None = None,
                  source_dir: Path | None = None, system: SystemLayer | None = None) -> None:
-        self.state_dir = state_dir or REPO_ROOT / "var" / "cc"
+        self.state_dir = state_dir or ProjectPaths().cc_state_dir
         self.bpf_dir = bpf_dir or REPO_ROOT / "build" / "native" / "bpf"
         self.source_dir = source_dir or REPO_ROOT / "native" / "bpf"
         self.system = system or SystemLayer()

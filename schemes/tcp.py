@@ -149,7 +149,8 @@ class TcpScheme(Scheme):
         if error and not stopped_by_us:
             raise RunInvalid(f"iperf3 reported an error: {error}")
         from_iperf = report.get("end", {}).get("sender_tcp_congestion")
-        from_ss = _cc_from_ss(self.ss_sample)
+        from_ss = _cc_from_ss(self.ss_sample,
+                              self.recorder.client_port if self.recorder is not None else None)
         expected = self.resolution.kernel_name
         facts = {"cc_requested": self.cc, "cc_used": from_iperf, "cc_seen_by_ss": from_ss,
                  "cc_provider": self.resolution.provider,
@@ -178,19 +179,38 @@ def _listening(host: Any, port: int) -> bool:
 _SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"}
 
 
-def _cc_from_ss(text: str) -> str | None:
-    """The congestion control of the busiest connection in `ss -tin` output.
+def _cc_from_ss(text: str, data_port: int | None = None) -> str | None:
+    """The congestion control of iperf3's data connection in `ss -tin` output.
 
     iperf3 sets -C on its data socket only; its control connection keeps the
-    namespace default, so the connection that carried the data is the one to read.
+    namespace default. With the data connection's local port known (`--cport`)
+    that connection is read, and None is returned when it is not in the sample;
+    otherwise the busiest connection is taken for it, which can be the control
+    connection while the data connection has sent no more than its cookie.
     """
     best: tuple[int, str] | None = None
+    local_port: int | None = None
     for line in text.splitlines():
         if not line[:1].isspace():
+            words = line.split()
+            local_port = _port(words[3]) if len(words) > 3 else None
             continue
         words = line.split()
         names = [w for w in words if ":" not in w and w not in _SS_FLAGS]
+        if not names:
+            continue
+        if data_port is not None:
+            if local_port == data_port:
+                return names[0]
+            continue
         acked = next((int(w.split(":")[1]) for w in words if w.startswith("bytes_acked:")), 0)
-        if names and (best is None or acked > best[0]):
+        if best is None or acked > best[0]:
             best = (acked, names[0])
     return best[1] if best else None
+
+
+def _port(address: str) -> int | None:
+    try:
+        return int(address.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        return None

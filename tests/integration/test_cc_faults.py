@@ -3,7 +3,7 @@
 A registration of bpf_vegas is global to the machine while runs are separate
 processes: two runs starting together must share one, and a run killed
 outright must leave nothing that `./repro clean` cannot remove. These use
-the project's real state folder (var/), as a user's runs do.
+the real records (/run/netrepro/cc, shared by every checkout), as a user's runs do.
 """
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from core.paths import REPO_ROOT
+from core.paths import REPO_ROOT, ProjectPaths
 from core.results import pid_alive
 from schemes.tcp_probe_recorder import find_tracefs
 
 REPRO = str(REPO_ROOT / "repro")
 STATE = REPO_ROOT / "var"
+CC_STATE = ProjectPaths().cc_state_dir
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -56,7 +57,7 @@ def test_two_runs_starting_at_once_share_one_registration(tmp_path: Path) -> Non
     # Each started while the other held it, so both name the one struct_ops id.
     assert len(ids) == 1, ids
     assert not _registered(), "the last run to leave unregisters"
-    assert not (STATE / "cc" / "bpf_vegas").exists()
+    assert not (CC_STATE / "bpf_vegas").exists()
 
 
 def test_registration_of_a_killed_run_is_removed_by_clean(tmp_path: Path) -> None:
@@ -75,14 +76,14 @@ def test_registration_of_a_killed_run_is_removed_by_clean(tmp_path: Path) -> Non
         if proc.poll() is None:
             proc.kill()
     assert _registered(), "a killed run cannot unregister"
-    assert (STATE / "cc" / "bpf_vegas" / "holders" / str(proc.pid)).exists()
+    assert (CC_STATE / "bpf_vegas" / "holders" / str(proc.pid)).exists()
 
     clean = subprocess.run([REPRO, "clean"], capture_output=True, text=True, timeout=120)
     assert clean.returncode == 0, clean.stderr
     assert re.search(r"congestion control: unregistered bpf_vegas \(id \d+\); its 1 "
                      r"holder\(s\) had exited", clean.stdout), clean.stdout
     assert not _registered()
-    assert not (STATE / "cc" / "bpf_vegas").exists()
+    assert not (CC_STATE / "bpf_vegas").exists()
     tracefs = find_tracefs()
     assert tracefs is not None
     assert not (tracefs / "instances" / probe_record["instance"]).exists()

@@ -8,7 +8,7 @@ import pytest
 from core.results import ExperimentStore
 from tests.unit.fake_runs import add_done
 from bench.concurrency import (METRICS, SCHEMES, LevelVerdict, Measured, bench_spec,
-                               chosen_level, judge, level_specs, make_baseline,
+                               chosen_level, describe_levels, judge, level_specs, make_baseline,
                                level_outcome, measured_runs, too_noisy_alone)
 
 
@@ -168,3 +168,18 @@ def test_a_machine_that_stalls_runs_alone_is_not_judged() -> None:
     assert too_noisy_alone(quiet[:18] + [run("cubic", 5.0, 4600.0, lateness=34000)] * 2) is None
     why = too_noisy_alone(quiet[:17] + [run("cubic", 5.0, 4600.0, lateness=34000)] * 3)
     assert why is not None and why.startswith("3 of 20 runs alone") and "34000 us" in why
+
+
+def test_levels_are_parsed_sorted_and_at_least_two() -> None:
+    from core.cli import build_parser
+    args = build_parser().parse_args(["bench", "concurrency", "--levels", "12,8,10,8"])
+    assert args.levels == [8, 10, 12]
+    for bad in ("1,4", "eight", ","):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["bench", "concurrency", "--levels", bad])
+
+
+def test_levels_are_described_as_a_range_or_a_list() -> None:
+    assert describe_levels([2, 3, 4, 5]) == "2..5"
+    assert describe_levels([10, 12, 14]) == "10, 12, 14"
+    assert describe_levels([8]) == "8"

@@ -464,6 +464,65 @@ def test_crash_while_registering_beside_a_lingering_map_unregisters_the_live_one
     assert machine.struct_ops == {} and "bpf_bic" not in machine.available
 
 
+# ------------------------------------------------- records shared across checkouts
+
+def _checkout(tmp_path: Path, name: str, source: str) -> tuple[ProjectPaths, Path, Path]:
+    """A checkout of its own (root, sources, objects), on the machine's shared /run."""
+    root = tmp_path / name
+    src, obj = root / "native" / "bpf", root / "build" / "native" / "bpf"
+    src.mkdir(parents=True)
+    obj.mkdir(parents=True)
+    (src / "vegas.bpf.c").write_text(source)
+    (obj / "vegas.bpf.o").write_bytes(b"\x7fELF")
+    return ProjectPaths(root=root, machine_state_override=tmp_path / "run"), src, obj
+
+
+def test_every_checkout_reads_the_same_registration_records(tmp_path: Path) -> None:
+    a = ProjectPaths(root=tmp_path / "a", machine_state_override=None)
+    b = ProjectPaths(root=tmp_path / "b", machine_state_override=None)
+    assert a.cc_state_dir == b.cc_state_dir == Path("/run/netrepro/cc")
+    assert a.legacy_cc_state_dir != b.legacy_cc_state_dir
+
+
+def test_a_registration_of_another_checkout_is_shared_and_says_whose(tmp_path: Path) -> None:
+    machine = FakeMachine()
+    paths_a, src_a, obj_a = _checkout(tmp_path, "a", "/* vegas, one version */\n")
+    paths_b, src_b, obj_b = _checkout(tmp_path, "b", "/* vegas, another version */\n")
+    first = CongestionControlResolver(state_dir=paths_a.cc_state_dir, bpf_dir=obj_a,
+                                      source_dir=src_a, system=FakeSystem(machine, 2001))
+    second = CongestionControlResolver(state_dir=paths_b.cc_state_dir, bpf_dir=obj_b,
+                                       source_dir=src_b, system=FakeSystem(machine, 2002))
+    with first.resolve("vegas") as ra:
+        with second.resolve("vegas") as rb:
+            # One registration: the second checkout's run uses it rather than refusing it...
+            assert len(bpftool_calls(machine, "register")) == 1
+            assert rb.kernel_name == "bpf_vegas"
+            # ...and records the source that really serves it, the first checkout's.
+            assert rb.source_sha256 == ra.source_sha256 == \
+                hashlib.sha256(b"/* vegas, one version */\n").hexdigest()
+            assert "registered from an earlier source" in rb.detail
+        assert machine.struct_ops == {40: "bpf_vegas"}  # the first checkout's run holds it
+    assert machine.struct_ops == {}
+
+
+def test_clean_in_another_checkout_removes_a_killed_runs_registration(
+        tmp_path: Path) -> None:
+    machine = FakeMachine()
+    paths_a, src_a, obj_a = _checkout(tmp_path, "a", "/* vegas */\n")
+    paths_b, src_b, obj_b = _checkout(tmp_path, "b", "/* vegas */\n")
+    killed = CongestionControlResolver(state_dir=paths_a.cc_state_dir, bpf_dir=obj_a,
+                                       source_dir=src_a, system=FakeSystem(machine, 3001))
+    # Kept referenced (collecting it would run its exit): the process was killed instead.
+    held = killed.resolve("vegas")
+    held.__enter__()
+    del machine.processes[3001]
+    other = CongestionControlResolver(state_dir=paths_b.cc_state_dir, bpf_dir=obj_b,
+                                      source_dir=src_b, system=FakeSystem(machine, 3002))
+    assert other.cleanup_stale() == ["unregistered bpf_vegas (id 40); its 1 holder(s) had "
+                                     "exited"]
+    assert machine.struct_ops == {}
+
+
 def test_available_variants_reports_the_provider_per_variant(layout: dict[str, Path]) -> None:
     (layout["obj"] / "bic.bpf.o").unlink()
     machine = FakeMachine(installable_modules={"tcp_hybla"})
@@ -488,7 +547,7 @@ def _require_root_and_objects(variant: str = "vegas") -> None:
                            "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
     # A run of this project that was killed leaves its registration until the
     # next run or `./repro clean` removes it; do what `./repro clean` does.
-    CongestionControlResolver(state_dir=ProjectPaths().state_dir / "cc",
+    CongestionControlResolver(state_dir=ProjectPaths().cc_state_dir,
                               bpf_dir=_real_bpf_dir()).cleanup_stale()
 
 

@@ -15,3 +15,24 @@ def test_the_data_connection_not_the_control_one_is_read() -> None:
 
 def test_no_connection_gives_none() -> None:
     assert _cc_from_ss("State Recv-Q Send-Q\n") is None
+
+
+# What a stalled start looks like: the data connection (bound to --cport 24178) has sent only
+# iperf3's 37-byte cookie, and the control connection has acked one byte more.
+EARLY = """State Recv-Q Send-Q Local Address:Port  Peer Address:PortProcess
+ESTAB 1      0           10.0.0.1:57856     10.0.0.2:5201
+\t bbr wscale:9,9 rto:248 rtt:45.9/18.2 mss:1448 cwnd:11 bytes_sent:37 bytes_acked:38 segs_out:4
+ESTAB 0      0           10.0.0.1:24178     10.0.0.2:5201
+\t bpf_vegas wscale:9,9 rto:252 rtt:50.9/19.7 mss:1448 cwnd:11 bytes_sent:37 bytes_acked:37
+"""
+
+
+def test_the_data_connection_is_found_by_its_port_even_before_data_flows() -> None:
+    assert _cc_from_ss(EARLY, data_port=24178) == "bpf_vegas"
+    # Without the port, the busiest connection is a guess, and here it is the wrong one.
+    assert _cc_from_ss(EARLY) == "bbr"
+
+
+def test_a_data_port_missing_from_the_sample_gives_none() -> None:
+    assert _cc_from_ss(EARLY, data_port=24999) is None
+    assert _cc_from_ss(SS, data_port=40002) == "bpf_vegas"
