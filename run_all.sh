@@ -3,5 +3,5 @@
 #   ./run_all.sh [--quick] [--jobs N] [--force]
 set -euo pipefail
 cd "$(dirname "$0")"
-./setup/install.sh
+./setup/install.sh --programs-only  # the native unit tests are ./run_tests.sh's
 exec ./repro run all "$@"
