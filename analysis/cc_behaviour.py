@@ -168,13 +168,21 @@ def bic_wmax_after(episodes: list[LossEpisode]) -> list[int]:
 def bic_growth_by_region(probe: ProbeTrace) -> tuple[float | None, float | None]:
     """(far, near): avoidance growth per RTT where BIC's binary search is far from its
     target Wmax (gap = Wmax - cwnd >= BIC_FAR_GAP) and where it creeps near it
-    (Wmax - 2B < cwnd < Wmax + B, where BIC adds B / smooth_part per RTT)."""
+    (Wmax - 2B < cwnd < Wmax + B, where BIC adds B / smooth_part per RTT).
+
+    Measured from the second loss episode on. The first ends slow start: its Wmax is the
+    overshoot (e.g. 261 packets on a path that holds 112), and while the sender recovers
+    from it the window stays ~150 below that Wmax growing ~1 packet per RTT, which is the
+    aftermath of the overshoot, not BIC's search. Later episodes start from windows the
+    path held."""
     episodes = loss_episodes(probe)
     if not episodes:
         return None, None
     wmax = np.zeros(len(probe), dtype=np.int64)
     starts = np.searchsorted(probe.time_s, [ep.time_s for ep in episodes])
     for k, value in enumerate(bic_wmax_after(episodes)):
+        if k == 0:
+            continue  # slow start's overshoot (see above)
         end = starts[k + 1] if k + 1 < len(starts) else len(probe)
         wmax[starts[k]:end] = value
     gap = wmax - probe.snd_cwnd

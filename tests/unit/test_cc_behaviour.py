@@ -76,20 +76,30 @@ def test_bic_wmax_follows_fast_convergence_and_timeouts() -> None:
 
 
 def test_bic_growth_far_from_and_near_wmax() -> None:
-    # Loss at 140 (Wmax 140, ssthresh 112), srtt 0.1 s. Far (gap >= 16, cwnd <= 124):
-    # +1 per 0.01 s = +10 per RTT; between: +1 per 0.05 s; near (cwnd >= 133):
+    # First, slow start ends with a loss at 130 (its overshoot); while the sender recovers,
+    # cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax: not BIC's search, not measured.
+    overshoot_cwnd = [129, 130, 104, 100, 101, 102, 103]
+    overshoot_time = [0, 0.01, 0.02, 0.03, 0.13, 0.23, 0.33]
+    overshoot_state = [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * 4
+    overshoot_ssthresh = [200, 200, 104, 100, 100, 100, 100]
+    # Then a loss at 140 in avoidance (Wmax 140, ssthresh 112), srtt 0.1 s. Far (gap >= 16,
+    # cwnd <= 124): +1 per 0.01 s = +10 per RTT; between: +1 per 0.05 s; near (cwnd >= 133):
     # +1 per 0.2 s = +0.5 per RTT.
     steps = [(c, 0.01) for c in range(112, 125)] + [(c, 0.05) for c in range(125, 133)] \
         + [(c, 0.2) for c in range(133, 137)]
-    cwnd = [139, 140] + [c for c, _ in steps]
-    time_s = np.concatenate([[0, 0.01], 0.02 + np.cumsum([0] + [dt for _, dt in steps[:-1]])])
-    n = len(cwnd)
-    state = [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * (n - 3)
-    ssthresh = [105, 105] + [112] * (n - 2)
+    cwnd = overshoot_cwnd + [139, 140] + [c for c, _ in steps]
+    time_s = np.concatenate([overshoot_time, [1.0, 1.01],
+                             1.02 + np.cumsum([0] + [dt for _, dt in steps[:-1]])])
+    state = overshoot_state + [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * (len(steps) - 1)
+    ssthresh = overshoot_ssthresh + [105, 105] + [112] * len(steps)
     probe = _probe(time_s, cwnd=cwnd, ssthresh=ssthresh, state=state)
     grow_far, grow_near = bic_growth_by_region(probe)
     assert grow_far == pytest.approx(10)
     assert grow_near == pytest.approx(0.5)
+    # With only slow start's loss there is nothing to measure yet.
+    first_only = _probe(overshoot_time, cwnd=overshoot_cwnd, ssthresh=overshoot_ssthresh,
+                        state=overshoot_state)
+    assert bic_growth_by_region(first_only) == (None, None)
 
 
 def test_hybla_rho_from_the_smallest_srtt() -> None:
