@@ -14,7 +14,7 @@ fi
 
 echo "== native unit tests (ctest)"
 if [[ $unit_only == yes ]]; then
-  cmake -S native -B build/native >/dev/null && make -C build/native -j"$(nproc)" --no-print-directory >/dev/null
+  cmake -S native -B build/native -DNETREPRO_TESTS=ON >/dev/null && make -C build/native -j"$(nproc)" --no-print-directory >/dev/null
 fi
 (cd build/native && ctest --output-on-failure)
 

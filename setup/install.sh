@@ -7,12 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 traces_dir="${NETREPRO_TRACES:-}"
-targets=()
+tests=ON
 while [[ $# -gt 0 ]]; do
   case $1 in
     --traces-dir) traces_dir=$2; shift 2 ;;
-    --programs-only)
-      targets=(netrepro-link grump-sender grump-receiver sprout-sender sprout-receiver); shift ;;
+    --programs-only) tests=OFF; shift ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $1" >&2; exit 2 ;;
   esac
@@ -59,9 +58,9 @@ if ! command -v clang >/dev/null || ! command -v bpftool >/dev/null || [[ ! -e /
   echo "setup: warning: clang, bpftool or kernel BTF missing: eBPF congestion controls not built" >&2
   bpf=OFF
 fi
-cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF=$bpf >/dev/null
-if [[ ${#targets[@]} -gt 0 && $bpf == ON ]]; then targets+=(netrepro_bpf_cc); fi
-make -C build/native -j"$(nproc)" --no-print-directory "${targets[@]}"
+cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF=$bpf \
+  -DNETREPRO_TESTS=$tests >/dev/null
+make -C build/native -j"$(nproc)" --no-print-directory
 
 # The tcp:tcp_probe tracepoint lives in tracefs, which a minimal VM may not mount.
 if [[ ! -d /sys/kernel/tracing/events ]]; then
