@@ -273,8 +273,7 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
         return 2
     seconds = args.seconds or DEFAULT_SECONDS
     out = paths.results_dir / "bench" / f"cc-{variant}-{time.strftime('%Y%m%d-%H%M%S')}"
-    resolver = CongestionControlResolver(state_dir=paths.cc_state_dir,
-                                         bpf_dir=paths.build_dir / "bpf")
+    resolver = CongestionControlResolver.for_project(paths)
     status, result = run_bench(variant, seconds, ExecutorRunner(paths, traces, out),
                                resolver_kernel_check(resolver),
                                modules_supported=Path("/proc/modules").exists(),

@@ -285,8 +285,7 @@ def measured_runs(store: ExperimentStore, specs: list[RunSpec]) -> list[Measured
 
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
     seconds = args.seconds or DEFAULT_SECONDS
-    levels = getattr(args, "levels", None) or list(range(2, (args.max_jobs or DEFAULT_MAX_JOBS)
-                                                          + 1))
+    levels = args.levels or list(range(2, (args.max_jobs or DEFAULT_MAX_JOBS) + 1))
     out = paths.results_dir / "bench" / f"concurrency-{time.strftime('%Y%m%d-%H%M%S')}"
     bench_paths = ProjectPaths(root=paths.root, results_override=out)
     load = os.getloadavg()

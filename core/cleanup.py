@@ -9,7 +9,7 @@ def clean_ours(paths: ProjectPaths) -> list[str]:
     report = clean_leftovers(paths.state_dir / "active")
     from schemes.congestion_control import CongestionControlResolver
     for state in (paths.cc_state_dir, paths.legacy_cc_state_dir):
-        resolver = CongestionControlResolver(state_dir=state, bpf_dir=paths.build_dir / "bpf")
+        resolver = CongestionControlResolver.for_project(paths, state_dir=state)
         report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
     from schemes.tcp_probe_recorder import TcpProbeSetup
     report += [f"tcp_probe: {line}"

@@ -122,8 +122,7 @@ def _check_veth() -> Check:
 def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
     from schemes.congestion_control import CongestionControlResolver
     from schemes.registry import TCP_VARIANTS
-    resolver = CongestionControlResolver(state_dir=paths.cc_state_dir,
-                                         bpf_dir=paths.build_dir / "bpf")
+    resolver = CongestionControlResolver.for_project(paths)
     available = resolver.available_variants()
     checks = []
     for variant in TCP_VARIANTS:

@@ -152,6 +152,14 @@ class CongestionControlResolver:
         self.source_dir = source_dir or REPO_ROOT / "native" / "bpf"
         self.system = system or SystemLayer()
 
+    @classmethod
+    def for_project(cls, paths: ProjectPaths, state_dir: Path | None = None
+                    ) -> "CongestionControlResolver":
+        """The resolver of a checkout: its built objects and sources, and the machine-wide
+        registration records (`state_dir` only to clean records kept elsewhere)."""
+        return cls(state_dir=state_dir or paths.cc_state_dir, bpf_dir=paths.build_dir / "bpf",
+                   source_dir=paths.root / "native" / "bpf")
+
     # ---------------------------------------------------------------- public
 
     @contextmanager

@@ -71,8 +71,7 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     name = spec.scheme
     check_params(spec)
     if name in TCP_VARIANTS:
-        resolver = CongestionControlResolver(state_dir=paths.cc_state_dir,
-                                             bpf_dir=paths.build_dir / "bpf")
+        resolver = CongestionControlResolver.for_project(paths)
         return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
                          probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
     if name in CONTROLLERS:

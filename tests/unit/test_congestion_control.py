@@ -466,15 +466,19 @@ def test_crash_while_registering_beside_a_lingering_map_unregisters_the_live_one
 
 # ------------------------------------------------- records shared across checkouts
 
-def _checkout(tmp_path: Path, name: str, source: str) -> tuple[ProjectPaths, Path, Path]:
-    """A checkout of its own (root, sources, objects), on the machine's shared /run."""
-    root = tmp_path / name
-    src, obj = root / "native" / "bpf", root / "build" / "native" / "bpf"
+def _checkout(tmp_path: Path, name: str, source: str, machine: FakeMachine,
+              pid: int) -> CongestionControlResolver:
+    """The resolver of a checkout of its own (sources, objects) on the machine's shared /run,
+    run by process `pid`."""
+    paths = ProjectPaths(root=tmp_path / name, machine_state_override=tmp_path / "run")
+    src, obj = paths.root / "native" / "bpf", paths.build_dir / "bpf"
     src.mkdir(parents=True)
     obj.mkdir(parents=True)
     (src / "vegas.bpf.c").write_text(source)
     (obj / "vegas.bpf.o").write_bytes(b"\x7fELF")
-    return ProjectPaths(root=root, machine_state_override=tmp_path / "run"), src, obj
+    resolver = CongestionControlResolver.for_project(paths)
+    resolver.system = FakeSystem(machine, pid)
+    return resolver
 
 
 def test_every_checkout_reads_the_same_registration_records(tmp_path: Path) -> None:
@@ -486,12 +490,8 @@ def test_every_checkout_reads_the_same_registration_records(tmp_path: Path) -> N
 
 def test_a_registration_of_another_checkout_is_shared_and_says_whose(tmp_path: Path) -> None:
     machine = FakeMachine()
-    paths_a, src_a, obj_a = _checkout(tmp_path, "a", "/* vegas, one version */\n")
-    paths_b, src_b, obj_b = _checkout(tmp_path, "b", "/* vegas, another version */\n")
-    first = CongestionControlResolver(state_dir=paths_a.cc_state_dir, bpf_dir=obj_a,
-                                      source_dir=src_a, system=FakeSystem(machine, 2001))
-    second = CongestionControlResolver(state_dir=paths_b.cc_state_dir, bpf_dir=obj_b,
-                                       source_dir=src_b, system=FakeSystem(machine, 2002))
+    first = _checkout(tmp_path, "a", "/* vegas, one version */\n", machine, 2001)
+    second = _checkout(tmp_path, "b", "/* vegas, another version */\n", machine, 2002)
     with first.resolve("vegas") as ra:
         with second.resolve("vegas") as rb:
             # One registration: the second checkout's run uses it rather than refusing it...
@@ -508,16 +508,12 @@ def test_a_registration_of_another_checkout_is_shared_and_says_whose(tmp_path: P
 def test_clean_in_another_checkout_removes_a_killed_runs_registration(
         tmp_path: Path) -> None:
     machine = FakeMachine()
-    paths_a, src_a, obj_a = _checkout(tmp_path, "a", "/* vegas */\n")
-    paths_b, src_b, obj_b = _checkout(tmp_path, "b", "/* vegas */\n")
-    killed = CongestionControlResolver(state_dir=paths_a.cc_state_dir, bpf_dir=obj_a,
-                                       source_dir=src_a, system=FakeSystem(machine, 3001))
+    killed = _checkout(tmp_path, "a", "/* vegas */\n", machine, 3001)
     # Kept referenced (collecting it would run its exit): the process was killed instead.
     held = killed.resolve("vegas")
     held.__enter__()
     del machine.processes[3001]
-    other = CongestionControlResolver(state_dir=paths_b.cc_state_dir, bpf_dir=obj_b,
-                                      source_dir=src_b, system=FakeSystem(machine, 3002))
+    other = _checkout(tmp_path, "b", "/* vegas */\n", machine, 3002)
     assert other.cleanup_stale() == ["unregistered bpf_vegas (id 40); its 1 holder(s) had "
                                      "exited"]
     assert machine.struct_ops == {}
