@@ -235,14 +235,14 @@ def run_bench(variant: str, seconds: float, runner: Runner, kernel_check: Kernel
 
 
 class ExecutorRunner:
-    """Runs a spec for real (core.executor) into the bench's own results folder."""
+    """Runs a spec for real (app.executor) into the bench's own results folder."""
 
     def __init__(self, paths: ProjectPaths, traces: TraceSet, out: Path) -> None:
         self.paths, self.traces = paths, traces
         self.store = ExperimentStore(out)
 
     def __call__(self, spec: RunSpec) -> SideRun:
-        from core.executor import execute
+        from app.executor import execute
         outcome = execute(spec, self.store, self.paths, self.traces)
         cwnd = None
         if outcome.ok:

@@ -46,7 +46,7 @@ from core.cpu_steal import StealMeter
 from core.jobs import save_measured
 from core.paths import ProjectPaths, display
 from core.results import ExperimentStore, read_json
-from core.runner import MatrixRunner, estimate_s, format_duration
+from app.runner import MatrixRunner, estimate_s, format_duration
 from core.runspec import RunSpec
 from core.traces import TraceSet
 

@@ -6,9 +6,9 @@ import hashlib
 
 from core.paths import REPO_ROOT
 
-# Measurement code: the emulator, the endpoints, the topology and the schemes.
+# Measurement code: the emulator, the endpoints, the topology, the schemes, the controllers.
 # Analysis and plotting are not here: figures regenerate without rerunning.
-_MEASUREMENT_DIRS = ("native", "topologies", "schemes")
+_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "controllers")
 _SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt"}
 
 

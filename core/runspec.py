@@ -22,6 +22,9 @@ class RunSpec:
     trial: int = 1
     # Scheme parameters as sorted (key, value) pairs so the spec stays hashable.
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    # Run options beyond the scheme's (a one-way mode, a warm-up skip, a controller, a drop
+    # pattern...), sorted pairs like params: part of the run's id, so a change is a new run.
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
 
     @property
     def once(self) -> bool:
@@ -30,26 +33,37 @@ class RunSpec:
     def param(self, key: str, default: Any = None) -> Any:
         return dict(self.params).get(key, default)
 
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["params"] = dict(self.params)
+        d["options"] = dict(self.options)
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RunSpec":
         values = dict(d)
         values["params"] = tuple(sorted(dict(values.get("params", {})).items()))
+        values["options"] = tuple(sorted(dict(values.get("options", {})).items()))
         return cls(**values)
 
     def run_id(self) -> str:
-        """Hash of the spec and of the code that shapes its results."""
-        blob = json.dumps({"spec": self.to_dict(), "code": code_version()}, sort_keys=True)
+        """Hash of what is measured and of the code that measures it.
+
+        The experiment that asked for the run is left out: two experiments asking for the
+        same run get the same id, so the run can be done once and shared.
+        """
+        measured = {k: v for k, v in self.to_dict().items() if k != "experiment"}
+        blob = json.dumps({"spec": measured, "code": code_version()}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
     def label(self) -> str:
-        """A human-readable name: scheme, parameters, traces, trial."""
+        """A human-readable name: scheme, parameters, options, traces, trial."""
         parts = [self.scheme]
         parts += [f"{k}{v}" for k, v in self.params]
+        parts += [f"{k}{v}" for k, v in self.options]
         parts.append(_short_trace(self.data_trace))
         parts.append(f"t{self.trial}")
         return re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(str(p) for p in parts))

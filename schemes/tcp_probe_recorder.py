@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from analysis.tcp_probe import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
+from schemes.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
 
 log = logging.getLogger(__name__)
 

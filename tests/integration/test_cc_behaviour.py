@@ -33,8 +33,9 @@ import pytest
 
 from analysis.cc_behaviour import (BIC_B, BIC_BETA, BIC_LOW_WINDOW, BIC_SMOOTH_PART,
                                    loss_episodes, run_mss)
-from analysis.tcp_probe import CA_OPEN, read_probe
-from core.executor import RunOutcome, execute
+from analysis.tcp_probe import read_probe
+from schemes.tcp_probe_format import CA_OPEN
+from app.executor import RunOutcome, execute
 from core.paths import REPO_ROOT, ProjectPaths
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from analysis.self_inflicted import OmniscientReferences
-from core.executor import execute
+from app.executor import execute
 from core.runspec import RunSpec, make_params
 
 TRACE = "Verizon-LTE-short"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.executor import execute
+from app.executor import execute
 from core.paths import REPO_ROOT
 from core.results import pid_alive
 from core.runspec import RunSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 
 from core.results import ExperimentStore
-from core.runner import MatrixRunner
+from app.runner import MatrixRunner
 from experiments.sprout_fig7 import DOWNLINK, TRACES, CellularTrace, SproutFig7
 
 MISSING = CellularTrace("Nowhere", "Nowhere-not-a-trace")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from core.executor import execute
+from app.executor import execute
 from core.runspec import RunSpec, make_params
 
 # One opportunity per ms, 1504 bytes each: 1504 * 8 * 1000 / 1e6 Mbit/s.

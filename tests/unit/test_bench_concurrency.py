@@ -171,7 +171,7 @@ def test_a_machine_that_stalls_runs_alone_is_not_judged() -> None:
 
 
 def test_levels_are_parsed_sorted_and_at_least_two() -> None:
-    from core.cli import build_parser
+    from app.cli import build_parser
     args = build_parser().parse_args(["bench", "concurrency", "--levels", "12,8,10,8"])
     assert args.levels == [8, 10, 12]
     for bad in ("1,4", "eight", ","):

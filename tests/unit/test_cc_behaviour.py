@@ -11,9 +11,8 @@ from analysis.cc_behaviour import (BIC_BETA, acked_packets_per_ack, bic_growth_b
                                    hybla_rho, loss_episodes, queue_occupancy_per_ms,
                                    steady_queue, LossEpisode)
 from analysis.mahimahi_log import parse_log
-from analysis.tcp_probe import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, ProbeTrace
-
-
+from analysis.tcp_probe import ProbeTrace
+from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 def _probe(time_s, cwnd, ssthresh, state, srtt_us=100_000, snd_una=None) -> ProbeTrace:
     n = len(time_s)
     arr = lambda v: np.asarray(v if np.ndim(v) else [v] * n, dtype=np.int64)  # noqa: E731

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from core import doctor
+from app import doctor
 
 
 def _fake_run(returncode: int, stdout: str = "", stderr: str = ""):

@@ -1,5 +1,5 @@
 """Experiment matrices keep the promises the docs make about them."""
-from core.runner import PER_RUN_OVERHEAD_S
+from app.runner import PER_RUN_OVERHEAD_S
 from experiments.contest_warmup_a import ContestWarmupA
 from experiments.registry import all_experiments
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
-from core.runner import PER_RUN_OVERHEAD_S, MatrixRunner, format_duration
+from app.runner import PER_RUN_OVERHEAD_S, MatrixRunner, format_duration
 from core.runspec import RunSpec
 from experiments.base import Experiment
 from tests.unit.fake_runs import add_done, trace_set, write_trace

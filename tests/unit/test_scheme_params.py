@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import cli
+from app import cli
 from core.runspec import RunSpec, make_params
 from schemes.registry import SchemeParameterError, UnknownScheme, accepted_params, check_params
 
@@ -49,7 +49,7 @@ def test_unknown_scheme_lists_the_known_ones() -> None:
 def test_one_refuses_before_building_anything(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     # Root is only pretended: the refusal comes before any network, process or file.
     monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
-    monkeypatch.setattr("core.executor.execute", lambda *a, **k: pytest.fail("ran anyway"))
+    monkeypatch.setattr("app.executor.execute", lambda *a, **k: pytest.fail("ran anyway"))
     status = cli.main(["one", "--scheme", "sprout", "--window", "10", "--data-trace",
                        "rate:12", "--ack-trace", "rate:12", "--duration", "5", "--json"])
     assert status == cli.EXIT_USAGE

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.results import ExperimentStore
-from core.runner import PER_RUN_OVERHEAD_S
+from app.runner import PER_RUN_OVERHEAD_S
 from experiments.registry import get_experiment
 from experiments.sprout_fig7 import DOWNLINK, SCHEMES, UPLINK, SproutFig7
 from experiments.sprout_risk import SproutRisk

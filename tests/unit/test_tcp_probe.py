@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.tcp_probe import (CA_OPEN, CA_RECOVERY, CONG_STATE_FILE, PROBE_COLUMNS,
-                                PROBE_FILE, ProbeCsvWriter, ProbeFormatError, TraceLineParser,
-                                read_probe)
+from analysis.tcp_probe import read_probe
+from schemes.tcp_probe_format import (CA_OPEN, CA_RECOVERY, CONG_STATE_FILE, PROBE_COLUMNS,
+                                      PROBE_FILE, ProbeCsvWriter, ProbeFormatError,
+                                      TraceLineParser)
 from schemes import tcp_probe_recorder
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeSetup
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from core.cli import _interrupt_once  # noqa: E402
+from app.cli import _interrupt_once  # noqa: E402
 from core.paths import ProjectPaths  # noqa: E402
-from core.runner import MatrixRunner  # noqa: E402
+from app.runner import MatrixRunner  # noqa: E402
 from core.runspec import RunSpec, make_params  # noqa: E402
 from core.traces import TraceSet  # noqa: E402
 from experiments.base import Experiment  # noqa: E402

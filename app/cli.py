@@ -38,7 +38,7 @@ class PrerequisiteMissing(RuntimeError):
 
 
 def cmd_doctor(args: argparse.Namespace, paths: ProjectPaths) -> int:
-    from core.doctor import run_doctor
+    from app.doctor import run_doctor
     return run_doctor(paths, _traces(args, paths))
 
 
@@ -63,7 +63,7 @@ def cmd_list(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 
 def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
-    from core.cleanup import clean_ours
+    from app.cleanup import clean_ours
     _require_root()
     for line in clean_ours(paths):
         print(line)
@@ -71,9 +71,9 @@ def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 
 def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
-    from analysis.report import write_report
+    from app.report import write_report
     from core.results import ExperimentStore
-    from core.runner import MatrixRunner, print_summary
+    from app.runner import MatrixRunner, print_summary
     from experiments.registry import all_experiments, get_experiment
     _require_root()
     traces = _traces(args, paths)
@@ -116,7 +116,7 @@ def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def _print_full_mode_estimate(experiments: list, trials: int, runner: Any) -> None:
     """Before a --quick run: what the full run would take, so nobody starts it blind."""
-    from core.runner import estimate_s, format_duration
+    from app.runner import estimate_s, format_duration
     for exp in experiments:
         full = exp.matrix(quick=False, trials=trials)
         eta = estimate_s(full, runner.traces, runner.jobs)
@@ -125,7 +125,7 @@ def _print_full_mode_estimate(experiments: list, trials: int, runner: Any) -> No
 
 
 def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
-    from core.executor import execute
+    from app.executor import execute
     from core.results import ExperimentStore
     _require_root()
     traces = _traces(args, paths)
@@ -156,7 +156,7 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
     from schemes.registry import check_params
     check_params(spec)  # an unknown scheme, or a parameter it would ignore
-    from core.executor import link_side, planned_duration_s
+    from app.executor import link_side, planned_duration_s
     link_side(spec.data_trace, traces)
     link_side(spec.ack_trace, traces)
     planned_duration_s(spec, traces)
@@ -165,7 +165,7 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
 
 
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
-    from analysis.report import write_report
+    from app.report import write_report
     from core.results import ExperimentStore
     from experiments.registry import all_experiments
     for exp in all_experiments():
@@ -185,7 +185,7 @@ def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: one run of a matrix, in a child process of `repro run`."""
-    from core.executor import execute
+    from app.executor import execute
     from core.results import ExperimentStore
     spec = RunSpec.from_dict(json.loads(args.spec_json))
     store = ExperimentStore(paths.results_dir / args.experiment)
@@ -197,7 +197,7 @@ def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: the trace names the experiments need, one per line (for setup)."""
-    from core.doctor import required_traces
+    from app.doctor import required_traces
     for name in sorted(required_traces()):
         print(name)
     return EXIT_OK
