@@ -113,7 +113,13 @@ class AckRow:
 
     @property
     def window_used(self) -> int:
-        """The cwnd a window-based sender needs to send what was sent on this ACK."""
+        """The cwnd a window-based sender holds to send what was sent on this ACK.
+
+        cwnd itself, except where the algorithm sends although pipe >= cwnd (RFC 6675's
+        first retransmission): then pipe + what was sent.
+        """
+        if self.sent_total == 0:
+            return self.cwnd
         return max(self.cwnd, self.pipe + self.sent_total)
 
 
