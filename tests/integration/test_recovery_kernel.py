@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.recovery_episodes import RecoveryEpisode, recovery_episodes
 from analysis.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
                                      simulate)
 from analysis.tcp_probe import CA_OPEN, CA_RECOVERY, read_probe
@@ -58,6 +59,7 @@ class KernelEpisode:
     exit_ack: int  # the ACK (same numbering) on which the state went back to Open
     cwnd_before_loss: int
     cc_used: str
+    episodes: list[RecoveryEpisode]  # from tcp_cong_state_set and tcp_probe
 
 
 def _paths() -> ProjectPaths:
@@ -112,7 +114,7 @@ def _run_kernel(recovery: str, base: str, tmp_path: Path) -> KernelEpisode:
     exit_sample = int(reopened[0]) - 1  # the ACK whose processing left Recovery
     cwnd_after = [int(c) for c in probe.snd_cwnd[first_dupack + 1:]]
     return KernelEpisode(cwnd_after, exit_sample - first_dupack + 1,
-                         int(probe.snd_cwnd[first_dupack]), used)
+                         int(probe.snd_cwnd[first_dupack]), used, recovery_episodes(probe))
 
 
 def _model(recovery: str, base: str, acks: int) -> list[AckRow]:
@@ -180,3 +182,15 @@ def test_the_recoveries_differ_where_the_rfc_says(episodes: dict[str, KernelEpis
     # RFC 3517 drops to ssthresh on the ACK after the retransmission; PRR and rate halving
     # come down one segment per two ACKs.
     assert r3517[3] == 10 and prr[3] > 15 and rh[3] > 15
+
+
+@pytest.mark.parametrize("base, ssthresh", [("reno", 10), ("cubic", 14)])
+def test_one_recovery_episode_from_20_to_ssthresh(
+        all_episodes: dict[str, dict[str, KernelEpisode]], base: str, ssthresh: int) -> None:
+    """The kernel's own view: one Recovery episode, entered at cwnd 20, left at ssthresh."""
+    for recovery, kernel in all_episodes[base].items():
+        [episode] = kernel.episodes
+        assert episode.end_state == CA_OPEN, recovery
+        assert (episode.cwnd_before, episode.ssthresh) == (20, ssthresh), recovery
+        assert episode.cwnd_at_exit == ssthresh, recovery
+        assert episode.acks == kernel.exit_ack - 3, recovery  # ACKs 4 .. exit
