@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.tcp_probe import CA_RECOVERY, ProbeTrace
+from analysis.tcp_probe import ProbeTrace
+from schemes.tcp_probe_format import CA_RECOVERY
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ import pytest
 from analysis.recovery_episodes import RecoveryEpisode, recovery_episodes
 from analysis.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
                                      simulate)
-from analysis.tcp_probe import CA_OPEN, CA_RECOVERY, read_probe
+from analysis.tcp_probe import read_probe
+from schemes.tcp_probe_format import CA_OPEN, CA_RECOVERY
 from core.paths import ProjectPaths
 from schemes.congestion_control import CongestionControlResolver
 from schemes.recovery import RecoveryRequest, provide_recovery
@@ -76,10 +77,25 @@ def _paths() -> ProjectPaths:
     return paths
 
 
+# The scenario needs cwnd 20 at the loss: one ACK per segment of the first window. On a
+# loaded machine the receiver can now and then acknowledge two segments at once, so slow
+# start ends at 19; that run does not set up the scenario and is redone (the tests below
+# still fail when no attempt reaches it).
+SCENARIO_ATTEMPTS = 3
+
+
 def _run_kernel(recovery: str, base: str, tmp_path: Path) -> KernelEpisode:
+    for attempt in range(1, SCENARIO_ATTEMPTS + 1):
+        episode = _run_kernel_once(recovery, base, tmp_path / f"attempt{attempt}")
+        if episode.cwnd_before_loss == 20:
+            break
+    return episode
+
+
+def _run_kernel_once(recovery: str, base: str, tmp_path: Path) -> KernelEpisode:
     paths = _paths()
     out = tmp_path / f"{recovery}-{base}"
-    out.mkdir()
+    out.mkdir(parents=True)
     resolver = CongestionControlResolver.for_project(paths)
     with provide_recovery(resolver, RecoveryRequest(base, recovery)) as served:
         with loss_path(paths.build_dir / "bpf" / "segment_dropper.bpf.o") as path:

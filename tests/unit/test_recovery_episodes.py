@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.recovery_episodes import recovery_episodes
-from analysis.tcp_probe import (CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, CongStateChange,
-                                ProbeTrace)
+from analysis.tcp_probe import ProbeTrace
+from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, CongStateChange
 
 
 def trace(times: list[float], cwnd: list[int], ssthresh: list[int],
