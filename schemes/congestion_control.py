@@ -6,6 +6,11 @@ struct_ops (native/bpf/<name>.bpf.c, registered as `bpf_<name>`). Nothing is
 ever silently substituted: when no provider exists, `CcUnavailable` says what
 is available and how to get the missing variant.
 
+The fast-recovery variants (`rh_cubic`, `3517_reno`, `prr_cubic`, ...: a
+recovery on top of a base CC, all from native/bpf/recovery.bpf.c) exist only
+as eBPF and are registered as `bpf_<recovery>_<base>`; schemes/recovery.py
+maps a (cc, recovery) request onto them.
+
 eBPF registrations are global to the machine while runs are separate
 processes, so registration is shared: under an flock'ed lock file, each
 registration has a record and one holder file per process (named by PID, with
@@ -41,6 +46,12 @@ log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EBPF_VARIANTS = ("vegas", "bic", "hybla")
+# Fast-recovery variants: one source (recovery.bpf.c), one object per recovery and base CC;
+# served by eBPF only (the kernel has nothing of these names).
+RECOVERY_SOURCE = "recovery.bpf.c"
+RECOVERY_VARIANTS = tuple(f"{recovery}_{base}" for recovery in ("rh", "3517", "prr")
+                          for base in ("reno", "cubic"))
+ALL_EBPF_VARIANTS = EBPF_VARIANTS + RECOVERY_VARIANTS
 # The variants the doctor reports on.
 KNOWN_VARIANTS = ("reno", "cubic", "bbr", "vegas", "bic", "hybla")
 IMPLS = ("auto", "kernel", "ebpf")
@@ -172,12 +183,18 @@ class CongestionControlResolver:
         """
         name, impl = self._normalise(requested, impl)
         notes: list[str] = []
+        if name in RECOVERY_VARIANTS:
+            if impl == "kernel":
+                raise CcUnavailable(f"{requested!r} is one of netrepro's eBPF recoveries; the "
+                                    "kernel has no code of that name, so impl='kernel' cannot "
+                                    "serve it (use impl auto or ebpf)")
+            impl = "ebpf"  # nothing to look for in the kernel
         if impl in ("auto", "kernel"):
             found = self._from_kernel(name, notes)
             if found is not None:
                 yield CcResolution(requested, name, found[0], None, found[1])
                 return
-        if impl in ("auto", "ebpf") and name in EBPF_VARIANTS:
+        if impl in ("auto", "ebpf") and name in ALL_EBPF_VARIANTS:
             problems = self._ebpf_problems(name)
             if problems:
                 notes.append(f"eBPF {EBPF_PREFIX}{name} cannot be used: " + "; ".join(problems))
@@ -219,7 +236,7 @@ class CongestionControlResolver:
         if impl not in IMPLS:
             raise ValueError(f"impl must be one of {', '.join(IMPLS)}, not {impl!r}")
         name = requested.strip().lower()
-        if name.startswith(EBPF_PREFIX) and name[len(EBPF_PREFIX):] in EBPF_VARIANTS:
+        if name.startswith(EBPF_PREFIX) and name[len(EBPF_PREFIX):] in ALL_EBPF_VARIANTS:
             if impl == "kernel":
                 raise CcUnavailable(f"{requested!r} names netrepro's eBPF implementation "
                                     "but impl='kernel' was forced; ask for "
@@ -263,18 +280,18 @@ class CongestionControlResolver:
             problems = self._ebpf_problems(variant)
             ours.append(f"{variant} ({'ready' if not problems else problems[0]})")
         how = []
-        if impl != "ebpf":
+        if impl != "ebpf" and name not in RECOVERY_VARIANTS:
             how.append(f"load the kernel module tcp_{name}")
-        if name in EBPF_VARIANTS:
+        if name in ALL_EBPF_VARIANTS:
             if impl == "kernel":
                 how.append(f"allow netrepro's eBPF version (impl auto or ebpf)")
             else:
                 how.append(f"build native/ so {self._display(self._object(name))} exists "
                            "and register it as root")
         lines = [f"TCP congestion control {name!r} is not available (impl={impl})."]
-        if impl == "ebpf" and name not in EBPF_VARIANTS:
+        if impl == "ebpf" and name not in ALL_EBPF_VARIANTS:
             lines.append(f"netrepro has no eBPF implementation of {name}; "
-                         f"its eBPF variants are: {', '.join(EBPF_VARIANTS)}.")
+                         f"its eBPF variants are: {', '.join(ALL_EBPF_VARIANTS)}.")
         lines += [f"The kernel offers: {kernel}.",
                   f"netrepro's eBPF variants: {', '.join(ours)}."]
         lines += notes
@@ -288,6 +305,8 @@ class CongestionControlResolver:
         return self.bpf_dir / f"{name}.bpf.o"
 
     def _source(self, name: str) -> Path:
+        if name in RECOVERY_VARIANTS:
+            return self.source_dir / RECOVERY_SOURCE
         return self.source_dir / f"{name}.bpf.c"
 
     @staticmethod
@@ -474,7 +493,7 @@ class CongestionControlResolver:
         report = []
         for directory in sorted(p for p in self.state_dir.iterdir() if p.is_dir()):
             kernel_name = directory.name
-            if kernel_name not in {EBPF_PREFIX + v for v in EBPF_VARIANTS}:
+            if kernel_name not in {EBPF_PREFIX + v for v in ALL_EBPF_VARIANTS}:
                 continue  # not ours to interpret
             dead = self._dead_holders(kernel_name)
             for holder in dead:

@@ -8,6 +8,7 @@ from core.runspec import RunSpec
 from schemes.base import Scheme, SchemeUnavailable
 from schemes.congestion_control import CongestionControlResolver
 from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
+from schemes.recovery import RECOVERY_BASES, RecoveryRequest
 from schemes.sprout import MODELS as SPROUT_MODELS
 from schemes.sprout import SproutScheme
 from schemes.tcp import TcpScheme
@@ -42,6 +43,8 @@ def known_schemes() -> list[SchemeInfo]:
 
 def accepted_params(name: str) -> frozenset[str]:
     """The RunSpec parameters scheme `name` reads."""
+    if name in RECOVERY_BASES:
+        return frozenset({"cc_impl", "recovery"})  # recovery: schemes/recovery.py
     if name in TCP_VARIANTS:
         return frozenset({"cc_impl"})
     if name in CONTROLLERS:
@@ -53,7 +56,8 @@ def accepted_params(name: str) -> frozenset[str]:
 
 
 # How each parameter is given on the command line, for the error message.
-PARAM_FLAGS = {"cc_impl": "--cc-impl", "window": "--window", "confidence": "--confidence"}
+PARAM_FLAGS = {"cc_impl": "--cc-impl", "window": "--window", "confidence": "--confidence",
+               "recovery": "--recovery"}
 
 
 def check_params(spec: RunSpec) -> None:
@@ -72,8 +76,9 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     check_params(spec)
     if name in TCP_VARIANTS:
         resolver = CongestionControlResolver.for_project(paths)
+        recovery = _recovery_request(spec)
         return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
-                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
+                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"), recovery=recovery)
     if name in CONTROLLERS:
         window = spec.param("window")
         if name == "fixed-window" and window is None:
@@ -85,3 +90,16 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
             name, paths, confidence=float(confidence))
     raise UnknownScheme(f"unknown scheme {name!r}; known: "
                         + ", ".join(i.name for i in known_schemes()))
+
+
+def _recovery_request(spec: RunSpec) -> RecoveryRequest | None:
+    """A run's fast-recovery request (`recovery` parameter), which decides the implementation."""
+    recovery = spec.param("recovery")
+    if recovery is None:
+        return None
+    if spec.param("cc_impl") is not None:
+        raise SchemeParameterError("--recovery decides the implementation: drop --cc-impl")
+    try:
+        return RecoveryRequest(spec.scheme, str(recovery))
+    except ValueError as e:
+        raise SchemeParameterError(str(e)) from e

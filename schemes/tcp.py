@@ -20,6 +20,7 @@ from typing import Any
 
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from schemes.recovery import RecoveryRequest, provide_recovery
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
 
 log = logging.getLogger(__name__)
@@ -32,10 +33,13 @@ IPERF_INTERRUPTED = "interrupt - the client has terminated"
 
 class TcpScheme(Scheme):
     def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto",
-                 probe: TcpProbeSetup | None = None) -> None:
+                 probe: TcpProbeSetup | None = None,
+                 recovery: RecoveryRequest | None = None) -> None:
         self.name = cc
         self.cc = cc
         self.impl = impl
+        # A fast-recovery request decides the congestion control (schemes/recovery.py).
+        self.recovery = recovery
         self.resolver = resolver
         self.resolution: CcResolution | None = None
         self.server: ManagedProcess | None = None
@@ -50,6 +54,10 @@ class TcpScheme(Scheme):
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:
         try:
+            if self.recovery is not None:
+                served = stack.enter_context(provide_recovery(self.resolver, self.recovery))
+                self.resolution = served.resolution
+                return served.facts()
             self.resolution = stack.enter_context(self.resolver.resolve(self.cc, self.impl))
         except CcUnavailable as e:
             raise SchemeUnavailable(str(e)) from e
@@ -152,7 +160,8 @@ class TcpScheme(Scheme):
         from_ss = _cc_from_ss(self.ss_sample,
                               self.recorder.client_port if self.recorder is not None else None)
         expected = self.resolution.kernel_name
-        facts = {"cc_requested": self.cc, "cc_used": from_iperf, "cc_seen_by_ss": from_ss,
+        facts = {"cc_requested": self.cc, "cc_used": from_iperf,
+                 "recovery": self.recovery.recovery if self.recovery is not None else None, "cc_seen_by_ss": from_ss,
                  "cc_provider": self.resolution.provider,
                  "cc_source_sha256": self.resolution.source_sha256,
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
@@ -167,7 +176,10 @@ class TcpScheme(Scheme):
         return facts
 
     def describe(self) -> dict[str, Any]:
-        return {"scheme": self.name, "family": "tcp", "cc": self.cc, "cc_impl": self.impl}
+        described = {"scheme": self.name, "family": "tcp", "cc": self.cc, "cc_impl": self.impl}
+        if self.recovery is not None:
+            described.update(recovery=self.recovery.recovery, cc_impl=self.recovery.impl)
+        return described
 
 
 def _listening(host: Any, port: int) -> bool:
