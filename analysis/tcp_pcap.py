@@ -9,10 +9,10 @@ line up.
 Definitions (what the PRR figure plots):
 
 - Data segment: a segment of the data direction with payload.
-- Retransmission: a data segment whose range starts below the highest
-  sequence number sent before it (snd.nxt so far). Everything else is an
+- Retransmission: a data segment whose whole range was sent before (it ends
+  at or below snd.nxt so far). Everything else reaches new data and is an
   original, numbered 1, 2, ... in the order it was first sent: the numbering
-  the drop plan uses.
+  the drop plan uses (controllers/drop_plan.py counts the same way).
 - ACK: a segment of the reverse direction with the ACK flag; its cumulative
   ACK and SACK blocks in the same relative sequence space.
 - Header cwnd estimate: outstanding data = snd.nxt - highest cumulative ACK,
@@ -246,7 +246,7 @@ def flow_from_packets(packets: list[Packet], server_port: int | None = None,
         if p.length == 0 or p.syn:
             continue
         rel = _rel(p.seq, base)
-        retransmission = rel < snd_nxt
+        retransmission = rel + p.length <= snd_nxt
         number = None
         if not retransmission:
             originals += 1

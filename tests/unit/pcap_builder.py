@@ -81,3 +81,32 @@ class Conversation:
                     continue
                 writer.writepkt(frame.buf, ts=frame.time_s)
         return path
+
+
+def loss_run(drop: set[int], n: int = 12) -> Conversation:
+    """IW10 of segments 0..9 (originals 1..10), segments in `drop` (1-based) lost;
+    SACKed ACKs for what arrives, then the lost ones retransmitted and the rest sent."""
+    c = Conversation()
+    c.handshake()
+    t = 0.05
+    for i in range(10):
+        c.data(t + i * 0.001, i, tag=f"o{i + 1}")
+    t = 0.1
+    cum = 0
+    sacked: list[tuple[int, int]] = []
+    for i in range(10):
+        if i + 1 in drop:
+            continue
+        if cum == i:
+            cum = i + 1
+            c.ack(t + i * 0.001, cum)
+        else:
+            sacked.append((i, i + 1))
+            c.ack(t + i * 0.001, cum, sack=((min(a for a, _ in sacked), i + 1),))
+    t = 0.15
+    for k, i in enumerate(sorted(d - 1 for d in drop)):
+        c.data(t + k * 0.001, i, tag=f"r{i + 1}")
+    for i in range(10, n):
+        c.data(t + 0.02 + i * 0.001, i, tag=f"o{i + 1}")
+    c.ack(0.25, n)
+    return c

@@ -7,36 +7,7 @@ import pytest
 
 from analysis.drop_check import verify_drops
 from analysis.tcp_pcap import PcapError, read_flow
-from tests.unit.pcap_builder import MSS, Conversation
-
-
-def _loss_run(drop: set[int], n: int = 12) -> Conversation:
-    """IW10 of segments 0..9 (originals 1..10), segments in `drop` (1-based) lost;
-    SACKed ACKs for what arrives, then the lost ones retransmitted and the rest sent."""
-    c = Conversation()
-    c.handshake()
-    t = 0.05
-    for i in range(10):
-        c.data(t + i * 0.001, i, tag=f"o{i + 1}")
-    t = 0.1
-    cum = 0
-    sacked: list[tuple[int, int]] = []
-    for i in range(10):
-        if i + 1 in drop:
-            continue
-        if cum == i:
-            cum = i + 1
-            c.ack(t + i * 0.001, cum)
-        else:
-            sacked.append((i, i + 1))
-            c.ack(t + i * 0.001, cum, sack=((min(a for a, _ in sacked), i + 1),))
-    t = 0.15
-    for k, i in enumerate(sorted(d - 1 for d in drop)):
-        c.data(t + k * 0.001, i, tag=f"r{i + 1}")
-    for i in range(10, n):
-        c.data(t + 0.02 + i * 0.001, i, tag=f"o{i + 1}")
-    c.ack(0.25, n)
-    return c
+from tests.unit.pcap_builder import MSS, Conversation, loss_run as _loss_run
 
 
 def test_retransmissions_are_told_from_originals_and_originals_are_numbered(tmp_path: Path
@@ -53,15 +24,19 @@ def test_retransmissions_are_told_from_originals_and_originals_are_numbered(tmp_
     assert flow.syn_time_s == pytest.approx(0.0)
 
 
-def test_a_partial_overlap_is_a_retransmission(tmp_path: Path) -> None:
+def test_a_segment_reaching_new_data_is_an_original(tmp_path: Path) -> None:
     c = Conversation()
     c.handshake()
     c.data(0.05, 0)
     c.data(0.06, 1)
-    # Repacketized: starts inside segment 1, ends past it.
-    c._tcp(0.2, True, 1_000_001 + MSS + 100, 5_000_001, 0x18, payload=MSS)
+    # Inside what was sent: a retransmission, even when repacketized.
+    c._tcp(0.2, True, 1_000_001 + 100, 5_000_001, 0x18, payload=MSS)
+    # Starts inside segment 1 and ends past it: it carries new data, so it counts (as the
+    # drop plan counts it).
+    c._tcp(0.3, True, 1_000_001 + MSS + 100, 5_000_001, 0x18, payload=MSS)
     flow = read_flow(c.write(tmp_path / "s.pcap"))
-    assert [d.retransmission for d in flow.data] == [False, False, True]
+    assert [d.retransmission for d in flow.data] == [False, False, True, False]
+    assert [d.original for d in flow.data] == [1, 2, None, 3]
 
 
 def test_sack_blocks_are_read_relative_to_the_first_data_byte(tmp_path: Path) -> None:

@@ -1,0 +1,198 @@
+"""One PRR run read back from its artifacts: the flow from both captures, the kernel's window,
+the recovery episodes, the drop verdict, and the numbers summary.csv and the claims use.
+
+Artifacts (written by the run, see app/prr_lifecycle.py):
+
+    sender.pcap, receiver.pcap       tcpdump on the sender's and the receiver's interface
+    tcp-probe.csv, tcp-cong-state.csv  the kernel's view (schemes/tcp_probe_format.py)
+    meta.json                        the drop plan, the controller's drop log, the captures'
+                                     counts, the clock offset, the transfer's verification
+
+Clocks: pcap timestamps are wall-clock (CLOCK_REALTIME); tcp_probe's are
+CLOCK_MONOTONIC. The run records realtime - monotonic once, side by side, and
+every probe time is moved onto the capture's clock with it. Times in the
+results are seconds from the sender's SYN.
+
+Definitions:
+
+- Recovery episode: from tcp_cong_state_set entering Recovery (3) or Loss (4)
+  until it returns to Open (0) or Disorder (1). A timeout is an entry into
+  Loss. Time in recovery is the sum of the episodes.
+- cwnd at entry: the last tcp_probe sample before the episode (the window the
+  loss was detected in, before any reduction); ssthresh at entry: the first
+  sample inside it (tcp_probe shows the true ssthresh in recovery).
+- cwnd at exit: the first sample after the episode (the window recovery left,
+  sampled before the next ACK is processed); ssthresh at exit: the last sample
+  inside it.
+- Transfer time: from the sender's SYN to the first ACK at the sender that
+  covers all N bytes (sender capture).
+- In an episode, from the sender capture: new (original) segments sent; ACKs
+  that arrived before the first new segment; the largest burst, i.e. the most
+  data segments sent between two ACK arrivals.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.drop_check import DropVerdict, verify_drops
+from analysis.tcp_pcap import Flow, read_flow
+from analysis.tcp_probe import ProbeTrace, read_probe
+from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+
+SENDER_PCAP = "sender.pcap"
+RECEIVER_PCAP = "receiver.pcap"
+RECOVERY_STATES = (CA_RECOVERY, CA_LOSS)
+CALM_STATES = (CA_OPEN, CA_DISORDER)
+
+
+@dataclass(frozen=True)
+class Episode:
+    start_s: float  # seconds from the SYN
+    end_s: float | None  # None: still in recovery when the recording ended
+    timeouts: int  # entries into Loss during the episode
+    first_state: int
+
+
+@dataclass
+class PrrRun:
+    sender: Flow
+    receiver: Flow
+    probe: ProbeTrace | None
+    t0: float  # the SYN, wall clock
+    probe_offset_s: float | None  # add to a probe time to get wall clock
+    size_bytes: int
+    planned: tuple[int, ...]
+    verdict: DropVerdict
+    episodes: list[Episode] = field(default_factory=list)
+
+    def probe_times(self) -> np.ndarray:
+        """tcp_probe sample times in seconds from the SYN (empty without a probe)."""
+        if self.probe is None or self.probe_offset_s is None or len(self.probe) == 0:
+            return np.zeros(0)
+        return self.probe.time_s + self.probe_offset_s - self.t0
+
+
+def load_prr_run(run_dir: Path, meta: dict[str, Any]) -> PrrRun:
+    verification = meta.get("verification") or {}
+    server_port = verification.get("server_port")
+    sender = read_flow(run_dir / SENDER_PCAP, server_port)
+    receiver = read_flow(run_dir / RECEIVER_PCAP, server_port)
+    plan = tuple(int(n) for n in (meta.get("drop_plan") or {}).get("segments", ()))
+    captures = meta.get("captures") or {}
+    capture_drops = {side: int(facts.get("dropped_by_kernel") or 0)
+                     for side, facts in captures.items() if isinstance(facts, dict)}
+    log = (meta.get("controller") or {}).get("dropped_segments")
+    verdict = verify_drops(sender, receiver, plan,
+                           controller_log=None if log is None else [int(n) for n in log],
+                           capture_drops=capture_drops)
+    probe = read_probe(run_dir)
+    offset = (meta.get("clock") or {}).get("realtime_minus_monotonic_s")
+    t0 = sender.start_time_s()
+    run = PrrRun(sender=sender, receiver=receiver, probe=probe, t0=t0,
+                 probe_offset_s=None if offset is None else float(offset),
+                 size_bytes=int(verification.get("bytes_requested")
+                                or (meta.get("spec") or {}).get("options", {}).get("size", 0)),
+                 planned=plan, verdict=verdict)
+    run.episodes = episodes(run)
+    return run
+
+
+def episodes(run: PrrRun) -> list[Episode]:
+    """Recovery episodes from tcp_cong_state_set, in seconds from the SYN."""
+    if run.probe is None or run.probe_offset_s is None:
+        return []
+    out: list[Episode] = []
+    start: float | None = None
+    first = CA_OPEN
+    timeouts = 0
+    for change in run.probe.state_changes:
+        t = change.time_s + run.probe_offset_s - run.t0
+        if change.ca_state in RECOVERY_STATES:
+            if start is None:
+                start, first, timeouts = t, change.ca_state, 0
+            if change.ca_state == CA_LOSS:
+                timeouts += 1
+        elif change.ca_state in CALM_STATES and start is not None:
+            out.append(Episode(start, t, timeouts, first))
+            start = None
+    if start is not None:
+        out.append(Episode(start, None, timeouts, first))
+    return out
+
+
+def _sample_before(times: np.ndarray, values: np.ndarray, t: float) -> int | None:
+    idx = np.nonzero(times < t)[0]
+    return int(values[idx[-1]]) if idx.size else None
+
+
+def _sample_from(times: np.ndarray, values: np.ndarray, t: float) -> int | None:
+    idx = np.nonzero(times >= t)[0]
+    return int(values[idx[0]]) if idx.size else None
+
+
+def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
+    """What the sender's capture shows inside an episode (new segments, waiting, bursts)."""
+    end = episode.end_s if episode.end_s is not None else float("inf")
+    start = episode.start_s
+
+    def inside(t_abs: float) -> bool:
+        return start <= t_abs - run.t0 < end
+
+    sends = [d for d in run.sender.data if inside(d.time_s)]
+    acks = [a for a in run.sender.acks if inside(a.time_s)]
+    new = [d for d in sends if not d.retransmission]
+    acks_before_new = (sum(1 for a in acks if a.time_s < new[0].time_s) if new else None)
+    # Bursts: sends grouped by the last ACK that arrived before them (the episode's start
+    # counts as an arrival: the ACK that opened it).
+    ack_times = sorted(a.time_s for a in acks)
+    groups: dict[int, int] = {}
+    for d in sends:
+        k = int(np.searchsorted(ack_times, d.time_s, side="right"))
+        groups[k] = groups.get(k, 0) + 1
+    return {"new_segments": len(new), "retransmissions": len(sends) - len(new),
+            "acks": len(acks), "acks_before_new": acks_before_new,
+            "max_burst": max(groups.values(), default=0)}
+
+
+def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
+    """metrics.json of a PRR run (None where an input is missing)."""
+    done_at = run.sender.time_acked(run.size_bytes) if run.size_bytes else None
+    m: dict[str, Any] = {
+        "transfer_time_s": None if done_at is None else done_at - run.t0,
+        "mss": run.sender.mss, "original_segments": len(run.sender.originals),
+        "retransmissions": len(run.sender.retransmissions),
+        "drops_as_planned": run.verdict.valid, "drop_verdict": run.verdict.reason() or "ok",
+        "dropped_segments": list(run.verdict.dropped), "planned_segments": list(run.planned),
+        "recovery_episodes": len(run.episodes),
+        "time_in_recovery_s": (sum((e.end_s or 0.0) - e.start_s for e in run.episodes
+                                   if e.end_s is not None) if run.probe is not None else None),
+        "timeouts": (sum(e.timeouts for e in run.episodes) if run.probe is not None else None),
+    }
+    info = (meta.get("verification") or {}).get("tcp_info") or {}
+    m["total_retrans_tcp_info"] = info.get("total_retrans")
+    m["final_cwnd_tcp_info"] = info.get("snd_cwnd")
+    m["final_ssthresh_tcp_info"] = info.get("snd_ssthresh")
+    first = run.episodes[0] if run.episodes else None
+    keys = ("cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit", "recovery_start_s",
+            "recovery_end_s", "new_in_recovery", "recovery_acks", "acks_before_new",
+            "max_burst")
+    m.update(dict.fromkeys(keys))
+    if first is not None and run.probe is not None:
+        t = run.probe_times()
+        m["recovery_start_s"] = first.start_s
+        m["recovery_end_s"] = first.end_s
+        m["cwnd_entry"] = _sample_before(t, run.probe.snd_cwnd, first.start_s)
+        m["ssthresh_entry"] = _sample_from(t, run.probe.ssthresh, first.start_s)
+        if first.end_s is not None:
+            m["cwnd_exit"] = _sample_from(t, run.probe.snd_cwnd, first.end_s)
+            m["ssthresh_exit"] = _sample_before(t, run.probe.ssthresh, first.end_s)
+        sending = episode_sending(run, first)
+        m["new_in_recovery"] = sending["new_segments"]
+        m["recovery_acks"] = sending["acks"]
+        m["acks_before_new"] = sending["acks_before_new"]
+        m["max_burst"] = sending["max_burst"]
+    return m
