@@ -116,7 +116,6 @@ class FlowTracker:
     highest_end: int | None = None          # absolute sequence number, 1 past the highest byte
     originals: int = 0
     dropped: list[int] = field(default_factory=list)
-    segments_after_fin: int = 0
     fin_seen: bool = False
 
     @property

@@ -84,6 +84,7 @@ class PlanController:
         self.clock = clock
         self.finish_state = "waiting"   # waiting -> flushing -> installing -> direct
         self.late_packet_ins = 0
+        self._flow_end_logged = False
         self._log: TextIO = open(config.log_path, "a", buffering=1)
         self.log("start", implementation=implementation, plan=config.plan.to_dict(),
                  sender_port=config.sender_port, receiver_port=config.receiver_port,
@@ -135,8 +136,8 @@ class PlanController:
             self.log("drop" if decision.drop else "segment", segment=decision.segment,
                      seq=seg.seq, rel_seq=decision.relative_seq, len=seg.payload_len,
                      original=decision.original, fin=seg.fin, after_direct=after_direct)
-        if seg.fin and self.tracker.segments_after_fin == 0:
-            self.tracker.segments_after_fin = 1
+        if seg.fin and not self._flow_end_logged:
+            self._flow_end_logged = True
             self.log("flow_end", originals=self.tracker.originals,
                      plan_done=self.tracker.done, missing=self.tracker.missing())
         finish = self.tracker.done and not was_done and self.finish_state == "waiting"

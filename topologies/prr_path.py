@@ -49,8 +49,8 @@ from controllers.launcher import ControllerChoice, ControllerProcess, choose_con
 from controllers.plan_logic import ControllerConfig
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
-from core.queue_spec import parse_queue
 from topologies.offloads import disable_offloads
+from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import LinkSide, TraceLink
 
 log = logging.getLogger(__name__)
@@ -74,26 +74,6 @@ class OvsUnavailable(RuntimeError):
 
 class PathSetupError(RuntimeError):
     """A setting of the path could not be applied or read back."""
-
-
-@dataclass(frozen=True)
-class PrrPathConfig:
-    plan: DropPlan
-    controller: str = "auto"        # pox | os-ken | auto
-    rate_mbps: float = 10.0         # the bottleneck, each way
-    delay_ms: int = 20              # each way: round trip 2 x delay_ms
-    queue: str = "infinite"         # the bottleneck queue: infinite | droptail:packets=N ...
-    tcp_port: int = 5001            # the flow the plan applies to: TCP to this port
-    ready_timeout_s: float = 10.0
-
-    def __post_init__(self) -> None:
-        if not self.rate_mbps > 0:
-            raise ValueError(f"rate_mbps must be > 0 (got {self.rate_mbps})")
-        if not isinstance(self.delay_ms, int) or self.delay_ms < 0:
-            raise ValueError(f"delay_ms must be a whole number of ms >= 0 (got {self.delay_ms})")
-        if not 1 <= self.tcp_port <= 65535:
-            raise ValueError(f"tcp_port must be 1-65535 (got {self.tcp_port})")
-        parse_queue(self.queue)
 
 
 def ovs_datapath() -> str:
