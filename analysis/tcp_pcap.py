@@ -208,9 +208,11 @@ def _packet(ts: float, ip: dpkt.ip.IP, tcp: dpkt.tcp.TCP) -> Packet:
                 sack.append(struct.unpack("!II", data[i:i + 8]))
         elif kind == TCP_OPT_TIMESTAMP and len(data) == 8:
             tsval = struct.unpack("!I", data[:4])[0]
+    # The payload's length from the headers: captures keep the headers only (snap length).
+    length = ip.len - 4 * ip.hl - 4 * tcp.off
     return Packet(time_s=ts, src=socket.inet_ntoa(ip.src), sport=tcp.sport,
                   dst=socket.inet_ntoa(ip.dst), dport=tcp.dport, seq=tcp.seq, ack=tcp.ack,
-                  flags=tcp.flags, length=len(tcp.data), window=tcp.win, ip_id=ip.id,
+                  flags=tcp.flags, length=length, window=tcp.win, ip_id=ip.id,
                   tsval=tsval, sack=tuple(sack))
 
 

@@ -73,13 +73,15 @@ class Conversation:
                   sack=blocks, tag=tag)
 
     def write(self, path: Path, skip_tags: set[str] = frozenset(),
-              linktype: int = dpkt.pcap.DLT_EN10MB) -> Path:
+              linktype: int = dpkt.pcap.DLT_EN10MB, snaplen: int | None = None) -> Path:
+        """Write the frames; with `snaplen`, each cut to that many bytes as tcpdump -s does."""
         with open(path, "wb") as f:
-            writer = dpkt.pcap.Writer(f, linktype=linktype)
+            writer = dpkt.pcap.Writer(f, linktype=linktype, snaplen=snaplen or 65535)
             for frame in self.frames:
                 if frame.tag and frame.tag in skip_tags:
                     continue
-                writer.writepkt(frame.buf, ts=frame.time_s)
+                buf = frame.buf if snaplen is None else frame.buf[:snaplen]
+                writer.writepkt(buf, ts=frame.time_s)
         return path
 
 

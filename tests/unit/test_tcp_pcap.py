@@ -24,6 +24,13 @@ def test_retransmissions_are_told_from_originals_and_originals_are_numbered(tmp_
     assert flow.syn_time_s == pytest.approx(0.0)
 
 
+def test_a_capture_of_headers_only_still_gives_payload_lengths(tmp_path: Path) -> None:
+    c = _loss_run({2})
+    flow = read_flow(c.write(tmp_path / "s.pcap", snaplen=96))
+    assert flow.mss == MSS
+    assert [d.original for d in flow.originals] == list(range(1, 13))
+
+
 def test_a_segment_reaching_new_data_is_an_original(tmp_path: Path) -> None:
     c = Conversation()
     c.handshake()
