@@ -24,11 +24,14 @@ Definitions:
 - cwnd at exit: the first sample after the episode (the window recovery left,
   sampled before the next ACK is processed); ssthresh at exit: the last sample
   inside it.
-- Transfer time: from the sender's SYN to the first ACK at the sender that
-  covers all N bytes (sender capture).
+- Transfer time: from the sender's first data segment to the first ACK at
+  the sender that covers all N bytes (sender capture). The handshake is
+  reported apart (its SYN crosses the controller, whose delay under load is
+  not the recovery's doing).
 - In an episode, from the sender capture: new (original) segments sent; ACKs
   that arrived before the first new segment; the largest burst, i.e. the most
-  data segments sent between two ACK arrivals.
+  data segments sent between two ACK arrivals; the bytes not yet sent when it
+  began (0: there was no new data to hold back or send).
 """
 from __future__ import annotations
 
@@ -153,7 +156,10 @@ def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
     for d in sends:
         k = int(np.searchsorted(ack_times, d.time_s, side="right"))
         groups[k] = groups.get(k, 0) + 1
+    sent_before = max((d.end for d in run.sender.data if d.time_s - run.t0 < start),
+                      default=0)
     return {"new_segments": len(new), "retransmissions": len(sends) - len(new),
+            "unsent_bytes": max(0, run.size_bytes - sent_before),
             "acks": len(acks), "acks_before_new": acks_before_new,
             "max_burst": max(groups.values(), default=0)}
 
@@ -161,8 +167,11 @@ def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
 def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
     """metrics.json of a PRR run (None where an input is missing)."""
     done_at = run.sender.time_acked(run.size_bytes) if run.size_bytes else None
+    first_data = run.sender.data[0].time_s if run.sender.data else None
     m: dict[str, Any] = {
-        "transfer_time_s": None if done_at is None else done_at - run.t0,
+        "transfer_time_s": (None if done_at is None or first_data is None
+                            else done_at - first_data),
+        "handshake_s": None if first_data is None else first_data - run.t0,
         "mss": run.sender.mss, "original_segments": len(run.sender.originals),
         "retransmissions": len(run.sender.retransmissions),
         "drops_as_planned": run.verdict.valid, "drop_verdict": run.verdict.reason() or "ok",
@@ -179,7 +188,7 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
     first = run.episodes[0] if run.episodes else None
     keys = ("cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit", "recovery_start_s",
             "recovery_end_s", "new_in_recovery", "recovery_acks", "acks_before_new",
-            "max_burst")
+            "max_burst", "unsent_at_recovery_bytes")
     m.update(dict.fromkeys(keys))
     if first is not None and run.probe is not None:
         t = run.probe_times()
@@ -195,4 +204,5 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
         m["recovery_acks"] = sending["acks"]
         m["acks_before_new"] = sending["acks_before_new"]
         m["max_burst"] = sending["max_burst"]
+        m["unsent_at_recovery_bytes"] = sending["unsent_bytes"]
     return m

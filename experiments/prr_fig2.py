@@ -77,6 +77,7 @@ SUMMARY_COLUMNS = [
     "time_in_recovery_s", "cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit",
     "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
     "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "max_burst",
+    "unsent_at_recovery_bytes", "handshake_s",
     "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
     "tcp_recovery_sysctl", "run"]
 

@@ -105,7 +105,8 @@ CLAIMS: tuple[PrrClaim, ...] = (
         tolerance="ACKs in recovery before the first new segment: RFC 3517 > PRR (base "
                   "pattern, every size)",
         reason="qualitative ordering of ACK counts: no slack; a sender that sends no new data "
-               "in recovery waited all its ACKs",
+               "in recovery waited all its ACKs; a cell where all data was sent before "
+               "recovery began has nothing to hold back and does not count",
         params=(("recovery", RFC3517), ("against", KERNEL_PRR), ("pattern", "base"))),
     PrrClaim(
         id="prr-faster-heavy", kind="faster",
@@ -263,6 +264,9 @@ def evaluate(claim: PrrClaim, rows: Sequence[Row]) -> ClaimResult:
         return result
     if kind == "waits_longer":
         def test(cell: Cell, a: list[Row], b: list[Row]):
+            if not median(a, "unsent_at_recovery_bytes") or \
+                    not median(b, "unsent_at_recovery_bytes"):
+                return None  # all data was out before recovery: nothing new to hold back
             return _compare(_waited(a), _waited(b), "ACKs before new data", strict=True)
         return _paired(claim, groups, test)
     if kind == "faster":

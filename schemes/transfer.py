@@ -19,7 +19,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
+from schemes.base import (Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable,
+                          StillRunning)
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from schemes.recovery import RecoveryRequest, provide_recovery
 from schemes.tcp_probe_recorder import (CLIENT_PORTS, ProbeUnavailable, TcpProbeRecorder,
@@ -33,6 +34,7 @@ SERVER_PORT = 5001
 RECEIVER_JSON = "transfer-receiver.json"
 SENDER_JSON = "transfer-sender.json"
 LISTEN_TIMEOUT_S = 5.0
+RECEIVER_EXIT_S = 10.0
 
 
 class TransferScheme(Scheme):
@@ -107,6 +109,14 @@ class TransferScheme(Scheme):
         if code != 0:
             raise RuntimeError(f"transfer sender exited with status {code}: "
                                f"{self._error(SENDER_JSON) or self.sender.stderr_tail()}")
+        # The receiver ends once the sender's FIN arrives (half a round trip later) and
+        # writes its report then: stopping it earlier would lose the report.
+        assert self.receiver is not None
+        try:
+            self.receiver.wait(RECEIVER_EXIT_S)
+        except StillRunning:
+            raise RuntimeError(f"the transfer receiver was still running {RECEIVER_EXIT_S:g} s "
+                               "after the sender finished") from None
 
     def stop_sender(self) -> None:
         if self.sender is not None:

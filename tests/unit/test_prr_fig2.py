@@ -75,7 +75,7 @@ def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving", "prr-kernel"]
     assert rows[0]["drops_as_planned"] == "True" and rows[0]["controller"] == "os-ken"
-    assert rows[0]["cwnd_exit"] == "7" and rows[0]["transfer_time_s"] == "0.25"
+    assert rows[0]["cwnd_exit"] == "7" and rows[0]["transfer_time_s"] == "0.2"
     claims = {r["id"]: r["verdict"] for r in csv.DictReader(open(store.root / "claims.csv"))}
     assert claims["prr-exits-at-ssthresh"] == PASS  # cwnd 7 = ssthresh 7
     assert claims["rate-halving-ends-below"] == FAIL  # the same made-up numbers
@@ -142,9 +142,16 @@ def test_bursts_must_be_larger_somewhere_and_waiting_counts_silence() -> None:
     larger = [_row("rfc3517", max_burst=5), _row("prr-kernel", max_burst=2)]
     assert evaluate(claim, larger).verdict == PASS
     waits = _claim("rfc3517-waits")
-    silent = [_row("rfc3517", "base", acks_before_new=None, new_in_recovery=0, recovery_acks=9),
-              _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6)]
+    silent = [_row("rfc3517", "base", acks_before_new=None, new_in_recovery=0, recovery_acks=9,
+                   unsent_at_recovery_bytes=5000),
+              _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6,
+                   unsent_at_recovery_bytes=5000)]
     assert evaluate(waits, silent).verdict == PASS
-    eager = [_row("rfc3517", "base", acks_before_new=0, new_in_recovery=4),
-             _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6)]
+    eager = [_row("rfc3517", "base", acks_before_new=0, new_in_recovery=4,
+                  unsent_at_recovery_bytes=5000),
+             _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6,
+                  unsent_at_recovery_bytes=5000)]
     assert evaluate(waits, eager).verdict == FAIL
+    # Everything was sent before recovery: nothing to hold back, the cell does not count.
+    all_out = [dict(r, unsent_at_recovery_bytes=0) for r in silent]
+    assert evaluate(waits, all_out).verdict == NOT_RUN

@@ -21,7 +21,9 @@ def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
     run = load_prr_run(tmp_path, meta)
     assert run.verdict.valid, run.verdict.reason()
     m = prr_run_metrics(run, meta)
-    assert m["transfer_time_s"] == pytest.approx(0.250)
+    # From the first data segment (0.050 s) to the final ACK; the handshake apart.
+    assert m["transfer_time_s"] == pytest.approx(0.200)
+    assert m["handshake_s"] == pytest.approx(0.050)
     assert m["recovery_episodes"] == 1 and m["timeouts"] == 0
     assert m["recovery_start_s"] == pytest.approx(0.1055)
     assert m["time_in_recovery_s"] == pytest.approx(0.145)
@@ -32,6 +34,7 @@ def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
     # segments after the ACK at 0.109, then the final ACK.
     assert (m["recovery_acks"], m["new_in_recovery"], m["acks_before_new"],
             m["max_burst"]) == (5, 2, 4, 4)
+    assert m["unsent_at_recovery_bytes"] == 2 * MSS  # segments 11 and 12
     assert m["dropped_segments"] == [2, 3] and m["drops_as_planned"] is True
     assert m["mss"] == MSS
 
