@@ -113,10 +113,11 @@ class PrrFig2(Experiment):
         sizes = (self.size,) if self.size else (QUICK_SIZES if quick else SIZES)
         recoveries = (self.recovery,) if self.recovery else RECOVERIES
         rate = f"rate:{self.bottleneck:g}"
+        controller = resolve_controller(self.controller)
         return [RunSpec(experiment=self.name, scheme=self.cc, data_trace=rate, ack_trace=rate,
                         delay_ms=self.rtt // 2, queue="infinite", duration_s=None, trial=t,
                         options=make_params(topology=TOPOLOGY, pattern=pattern, size=size,
-                                            recovery=recovery, controller=self.controller,
+                                            recovery=recovery, controller=controller,
                                             bottleneck=self.bottleneck, rtt=self.rtt))
                 for t in range(1, trials + 1) for pattern in patterns for size in sizes
                 for recovery in recoveries]
@@ -170,11 +171,23 @@ class PrrFig2(Experiment):
                      f"{cc}, IW10, {bottleneck:g} Mbit/s, RTT {rtt} ms; controller "
                      f"{_controller(meta)}, OVS {_datapath(meta)} datapath; loss detection "
                      f"{_loss_detection(meta)}")
-            stem = f"prr-{pattern.replace(',', '_')}-{size // 1024}k-{cc}"
-            if controller != "auto" or len({k[5] for k in groups}) > 1:
-                stem += f"-{controller}"
+            stem = f"prr-{pattern.replace(',', '_')}-{size // 1024}k-{cc}-{controller}"
+            if (bottleneck, rtt) != (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS):
+                stem += f"-{bottleneck:g}mbit-{rtt}ms"
             files += plot_recoveries(panels, title, out_dir, stem)
         return files
+
+
+def resolve_controller(requested: str) -> str:
+    """`auto` becomes the controller that would serve (POX if installed, else os-ken), so the
+    run's id names what ran; when neither can, it stays `auto` and the run fails saying why."""
+    if requested != "auto":
+        return requested
+    from controllers.launcher import ControllerUnavailable, choose_controller
+    try:
+        return choose_controller("auto").kind
+    except ControllerUnavailable:
+        return requested
 
 
 def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],

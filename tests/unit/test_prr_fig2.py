@@ -21,12 +21,29 @@ def test_the_matrix_is_patterns_by_sizes_by_recoveries() -> None:
     cells = {(s.option("pattern"), s.option("size"), s.option("recovery")) for s in full}
     assert len(cells) == len(full)
     assert {s.scheme for s in full} == {"cubic"}
-    assert all(s.option("controller") == "auto" and s.delay_ms == 20
+    assert len({s.option("controller") for s in full}) == 1
+    assert all(s.option("controller") in ("pox", "os-ken", "auto") and s.delay_ms == 20
                and s.data_trace == "rate:10" for s in full)
     quick = PrrFig2().matrix(quick=True)
     assert {s.option("size") for s in quick} == {32768} and len(quick) == 12
     assert len({s.run_id() for s in PrrFig2().matrix(quick=True, trials=2)}) == 24
     assert get_experiment("prr-fig2").name == "prr-fig2"
+
+
+def test_auto_becomes_the_controller_that_would_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controllers import launcher
+    from controllers.launcher import ControllerChoice, ControllerUnavailable
+    monkeypatch.setattr(launcher, "choose_controller",
+                        lambda requested: ControllerChoice("os-ken", requested, "1", "test"))
+    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"os-ken"}
+
+    def none(requested: str) -> ControllerChoice:
+        raise ControllerUnavailable("no controller")
+    monkeypatch.setattr(launcher, "choose_controller", none)
+    # Nothing can serve: the runs keep `auto` and fail with the launcher's message.
+    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"auto"}
+    assert {s.option("controller") for s in PrrFig2(controller="pox").matrix(quick=True)} == \
+        {"pox"}
 
 
 def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
@@ -70,7 +87,9 @@ def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
         _finished(store, spec, tmp_path)
     files = PrrFig2().make_figures(store, store.root)
     names = {f.name for f in files}
-    assert {"summary.csv", "prr-light-32k-cubic.png", "prr-light-32k-cubic.svg",
+    controller = specs[0].option("controller")
+    assert {"summary.csv", f"prr-light-32k-cubic-{controller}.png",
+            f"prr-light-32k-cubic-{controller}.svg",
             "claims.csv", "claims.md", "claims.json"} <= names
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving", "prr-kernel"]
