@@ -51,7 +51,7 @@ from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
 from topologies.offloads import disable_offloads
 from topologies.prr_config import PrrPathConfig
-from topologies.trace_link import LinkSide, TraceLink
+from topologies.trace_link import TraceLink
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +160,11 @@ class PrrPath:
                                          dpid=dpid)
         self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
         self.net.addLink(sender, self.switch, port2=SENDER_PORT)
-        rate = LinkSide(rate_mbps=cfg.rate_mbps)
+        # Mininet's words, as TCLink means them: bw and delay each way.
         self.link = self.net.addLink(
-            self.switch, receiver, cls=TraceLink, port1=RECEIVER_PORT, data=rate, ack=rate,
-            delay_ms=cfg.delay_ms, queue=cfg.queue, log_dir=self.log_dir,
-            on_process=self.active.add)
+            self.switch, receiver, cls=TraceLink, port1=RECEIVER_PORT, bw=cfg.rate_mbps,
+            delay=f"{cfg.delay_ms}ms", queue=cfg.queue, log_dir=self.log_dir,
+            on_process=self.active.add, autostart=False)
         self.net.build()
         for host in (sender, receiver):
             host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
