@@ -18,7 +18,9 @@ import numpy as np
 from analysis.plotting import new_grid, save
 from analysis.prr_run import PrrRun
 
-# tcp_probe's ssthresh before the first loss is "infinite" (0x7fffffff); not drawn.
+# tcp_probe's ssthresh before the first loss is "infinite" (0x7fffffff); not drawn, nor
+# anything at or above 2^20 segments, which no sender here can reach.
+INFINITE = 0x7FFFFFFF
 SSTHRESH_INFINITE = 1 << 20
 
 
@@ -107,13 +109,21 @@ def _cwnd(ax, run: PrrRun) -> float:
         top = max(top, max(hv))
     t = run.probe_times()
     if run.probe is not None and t.size:
-        ax.step(t * 1000, run.probe.snd_cwnd, where="post", color="tab:blue", linewidth=1.4,
-                label="cwnd (kernel, tcp_probe)")
+        cwnd = run.probe.snd_cwnd.astype(float)
         ss = run.probe.ssthresh.astype(float)
+        off_scale = (cwnd >= SSTHRESH_INFINITE) | ((ss >= SSTHRESH_INFINITE) & (ss != INFINITE))
+        if off_scale.any():  # a window no sender can have: say so instead of drawing it
+            ax.text(0.5, 0.9, f"kernel values off scale (up to "
+                    f"{int(max(cwnd.max(), ss[ss != INFINITE].max(initial=0)))})",
+                    transform=ax.transAxes, ha="center", fontsize=7, color="tab:red")
+        cwnd = np.where(cwnd >= SSTHRESH_INFINITE, np.nan, cwnd)
         ss = np.where(ss >= SSTHRESH_INFINITE, np.nan, ss)
+        ax.step(t * 1000, cwnd, where="post", color="tab:blue", linewidth=1.4,
+                label="cwnd (kernel, tcp_probe)")
         ax.step(t * 1000, ss, where="post", color="gray", linestyle="--", linewidth=1,
                 label="ssthresh (kernel)")
-        top = max(top, float(np.max(run.probe.snd_cwnd)))
+        if np.isfinite(cwnd).any():
+            top = max(top, float(np.nanmax(cwnd)))
     elif run.probe is None:
         ax.text(0.5, 0.9, "no tcp_probe recording", transform=ax.transAxes, ha="center",
                 fontsize=7, color="tab:red")

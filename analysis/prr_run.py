@@ -18,12 +18,10 @@ Definitions:
 - Recovery episode: from tcp_cong_state_set entering Recovery (3) or Loss (4)
   until it returns to Open (0) or Disorder (1). A timeout is an entry into
   Loss. Time in recovery is the sum of the episodes.
-- cwnd at entry: the last tcp_probe sample before the episode (the window the
-  loss was detected in, before any reduction); ssthresh at entry: the first
-  sample inside it (tcp_probe shows the true ssthresh in recovery).
-- cwnd at exit: the first sample after the episode (the window recovery left,
-  sampled before the next ACK is processed); ssthresh at exit: the last sample
-  inside it.
+- cwnd and ssthresh at entry and exit: those of the first Recovery episode as
+  analysis/recovery_episodes.py defines them (entry: the last sample before
+  it and the first inside it; exit: the first sample after it, i.e. what the
+  ACK that ended recovery left).
 - Transfer time: from the sender's first data segment to the first ACK at
   the sender that covers all N bytes (sender capture). The handshake is
   reported apart (its SYN crosses the controller, whose delay under load is
@@ -42,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from analysis.drop_check import DropVerdict, verify_drops
+from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
@@ -127,16 +126,6 @@ def episodes(run: PrrRun) -> list[Episode]:
     return out
 
 
-def _sample_before(times: np.ndarray, values: np.ndarray, t: float) -> int | None:
-    idx = np.nonzero(times < t)[0]
-    return int(values[idx[-1]]) if idx.size else None
-
-
-def _sample_from(times: np.ndarray, values: np.ndarray, t: float) -> int | None:
-    idx = np.nonzero(times >= t)[0]
-    return int(values[idx[0]]) if idx.size else None
-
-
 def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
     """What the sender's capture shows inside an episode (new segments, waiting, bursts)."""
     end = episode.end_s if episode.end_s is not None else float("inf")
@@ -191,14 +180,14 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
             "max_burst", "unsent_at_recovery_bytes")
     m.update(dict.fromkeys(keys))
     if first is not None and run.probe is not None:
-        t = run.probe_times()
         m["recovery_start_s"] = first.start_s
         m["recovery_end_s"] = first.end_s
-        m["cwnd_entry"] = _sample_before(t, run.probe.snd_cwnd, first.start_s)
-        m["ssthresh_entry"] = _sample_from(t, run.probe.ssthresh, first.start_s)
-        if first.end_s is not None:
-            m["cwnd_exit"] = _sample_from(t, run.probe.snd_cwnd, first.end_s)
-            m["ssthresh_exit"] = _sample_before(t, run.probe.ssthresh, first.end_s)
+        kernel = recovery_episodes(run.probe)
+        if kernel:
+            m["cwnd_entry"] = kernel[0].cwnd_before
+            m["ssthresh_entry"] = kernel[0].ssthresh
+            m["cwnd_exit"] = kernel[0].cwnd_at_exit
+            m["ssthresh_exit"] = kernel[0].ssthresh_at_exit
         sending = episode_sending(run, first)
         m["new_in_recovery"] = sending["new_segments"]
         m["recovery_acks"] = sending["acks"]

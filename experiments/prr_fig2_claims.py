@@ -3,7 +3,8 @@
 Every tolerance and its reason was written before any run of this experiment
 was looked at; none is to be changed to make a claim pass. A claim is
 evaluated on the median over trials of each cell (pattern, size, recovery,
-congestion control). Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not
+congestion control, controller): the controllers only carry out the drop
+plan, so a claim must hold under each one that ran. Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not
 on record; the result says which).
 
 Written to claims.csv, claims.md and claims.json beside summary.csv. (A
@@ -138,7 +139,7 @@ CLAIMS: tuple[PrrClaim, ...] = (
 
 # ------------------------------------------------------------------ evaluation
 
-Cell = tuple[str, int, str, str]  # pattern, size, recovery, cc
+Cell = tuple[str, int, str, str, str]  # pattern, size, recovery, cc, controller
 
 
 def cells(rows: Sequence[Row]) -> dict[Cell, list[Row]]:
@@ -147,7 +148,7 @@ def cells(rows: Sequence[Row]) -> dict[Cell, list[Row]]:
         if not row.get("drops_as_planned"):
             continue  # an invalid run never counts (it is a failed run anyway)
         key = (str(row["pattern"]), int(row["size_bytes"]), str(row["recovery"]),
-               str(row["cc"]))
+               str(row["cc"]), str(row.get("controller", "")))
         out.setdefault(key, []).append(row)
     return out
 
@@ -158,7 +159,11 @@ def median(rows: Sequence[Row], column: str) -> float | None:
 
 
 def _name(cell: Cell) -> str:
-    return f"{cell[0]} {cell[1] // 1024} KB {cell[2]} {cell[3]}"
+    return f"{cell[0]} {cell[1] // 1024} KB {cell[2]} {cell[3]}{_via(cell)}"
+
+
+def _via(cell: Cell) -> str:
+    return f" ({cell[4]})" if cell[4] else ""
 
 
 def _per_cell(claim: PrrClaim, groups: dict[Cell, list[Row]], recoveries: Sequence[str],
@@ -187,7 +192,7 @@ def _paired(claim: PrrClaim, groups: dict[Cell, list[Row]],
     for cell, rows in sorted(groups.items()):
         if cell[2] != claim.param("recovery") or (pattern and cell[0] != pattern):
             continue
-        other = groups.get((cell[0], cell[1], claim.param("against"), cell[3]))
+        other = groups.get((cell[0], cell[1], claim.param("against"), cell[3], cell[4]))
         if not other:
             continue
         outcome = test(cell, rows, other)
@@ -195,7 +200,7 @@ def _paired(claim: PrrClaim, groups: dict[Cell, list[Row]],
             continue
         ok, text = outcome
         verdicts.append(ok)
-        notes.append(f"{cell[0]} {cell[1] // 1024} KB {cell[3]}: {text}"
+        notes.append(f"{cell[0]} {cell[1] // 1024} KB {cell[3]}{_via(cell)}: {text}"
                      f"{'' if ok else ' (fails)'}")
     return _result(claim, verdicts, notes)
 
