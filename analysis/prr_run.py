@@ -26,6 +26,11 @@ Definitions:
   the sender that covers all N bytes (sender capture). The handshake is
   reported apart (its SYN crosses the controller, whose delay under load is
   not the recovery's doing).
+- Where a 2011 kernel would have entered recovery (sender capture): with FACK
+  (3.1's default), at the first ACK whose highest SACKed byte lies more than
+  3 segments above the cumulative ACK; with plain dupthresh, at the third
+  duplicate ACK. This kernel's RACK enters later or at the same ACK; the gap
+  (in ms and in ACKs) is how much its loss detection moves the figure.
 - In an episode, from the sender capture: new (original) segments sent; ACKs
   that arrived before the first new segment; the largest burst, i.e. the most
   data segments sent between two ACK arrivals; the bytes not yet sent when it
@@ -153,6 +158,29 @@ def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
             "max_burst": max(groups.values(), default=0)}
 
 
+DUPTHRESH = 3
+
+
+def legacy_triggers(flow: Flow) -> tuple[float | None, float | None]:
+    """Wall times of the first ACK where FACK, and where dupthresh, would start recovery."""
+    mss = flow.mss or 1
+    fack = dup = None
+    dupacks = 0
+    last_ack = None
+    for a in flow.acks:
+        highest = max((end for _, end in a.sack), default=a.ack)
+        if fack is None and highest - a.ack > DUPTHRESH * mss:
+            fack = a.time_s
+        if a.ack == last_ack and a.sack:
+            dupacks += 1
+            if dup is None and dupacks >= DUPTHRESH:
+                dup = a.time_s
+        else:
+            dupacks = 0
+        last_ack = a.ack
+    return fack, dup
+
+
 def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
     """metrics.json of a PRR run (None where an input is missing)."""
     done_at = run.sender.time_acked(run.size_bytes) if run.size_bytes else None
@@ -177,7 +205,8 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
     first = run.episodes[0] if run.episodes else None
     keys = ("cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit", "recovery_start_s",
             "recovery_end_s", "new_in_recovery", "recovery_acks", "acks_before_new",
-            "max_burst", "unsent_at_recovery_bytes")
+            "max_burst", "unsent_at_recovery_bytes", "entry_after_fack_ms",
+            "acks_after_fack", "entry_after_dupthresh_ms", "acks_after_dupthresh")
     m.update(dict.fromkeys(keys))
     if first is not None and run.probe is not None:
         m["recovery_start_s"] = first.start_s
@@ -194,4 +223,10 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
         m["acks_before_new"] = sending["acks_before_new"]
         m["max_burst"] = sending["max_burst"]
         m["unsent_at_recovery_bytes"] = sending["unsent_bytes"]
+        entry = run.t0 + first.start_s
+        fack, dup = legacy_triggers(run.sender)
+        for name, when in (("fack", fack), ("dupthresh", dup)):
+            m[f"entry_after_{name}_ms"] = None if when is None else (entry - when) * 1000
+            m[f"acks_after_{name}"] = (None if when is None else sum(
+                1 for a in run.sender.acks if when < a.time_s <= entry))
     return m

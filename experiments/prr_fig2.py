@@ -77,7 +77,8 @@ SUMMARY_COLUMNS = [
     "time_in_recovery_s", "cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit",
     "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
     "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "max_burst",
-    "unsent_at_recovery_bytes", "handshake_s",
+    "unsent_at_recovery_bytes", "handshake_s", "entry_after_fack_ms", "acks_after_fack",
+    "entry_after_dupthresh_ms", "acks_after_dupthresh",
     "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
     "tcp_recovery_sysctl", "run"]
 

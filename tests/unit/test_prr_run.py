@@ -35,6 +35,12 @@ def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
     assert (m["recovery_acks"], m["new_in_recovery"], m["acks_before_new"],
             m["max_burst"]) == (5, 2, 4, 4)
     assert m["unsent_at_recovery_bytes"] == 2 * MSS  # segments 11 and 12
+    # FACK: the first SACK (segment 4 at 0.103 s) is 3 segments above the ACK of 1: not yet;
+    # segment 5's (0.104 s) is 4 above. dupthresh: the third dupACK, 0.105 s. The kernel
+    # entered at 0.1055 s.
+    assert m["entry_after_fack_ms"] == pytest.approx(1.5)
+    assert m["entry_after_dupthresh_ms"] == pytest.approx(0.5)
+    assert (m["acks_after_fack"], m["acks_after_dupthresh"]) == (1, 0)
     assert m["dropped_segments"] == [2, 3] and m["drops_as_planned"] is True
     assert m["mss"] == MSS
 
