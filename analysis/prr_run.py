@@ -166,7 +166,7 @@ def legacy_triggers(flow: Flow) -> tuple[float | None, float | None]:
     mss = flow.mss or 1
     fack = dup = None
     dupacks = 0
-    last_ack = None
+    last_ack = 0  # the handshake acknowledged no data: an ACK of 0 with SACK is a duplicate
     for a in flow.acks:
         highest = max((end for _, end in a.sack), default=a.ack)
         if fack is None and highest - a.ack > DUPTHRESH * mss:
@@ -198,6 +198,10 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
                                    if e.end_s is not None) if run.probe is not None else None),
         "timeouts": (sum(e.timeouts for e in run.episodes) if run.probe is not None else None),
     }
+    counters = meta.get("tcp_counters") or {}
+    m["tcp_timeouts_counter"] = counters.get("TcpExt.TCPTimeouts")
+    m["tcp_loss_probes_counter"] = counters.get("TcpExt.TCPLossProbes")
+    m["controller_latency_ms"] = (meta.get("controller") or {}).get("added_latency_ms")
     info = (meta.get("verification") or {}).get("tcp_info") or {}
     m["total_retrans_tcp_info"] = info.get("total_retrans")
     m["final_cwnd_tcp_info"] = info.get("snd_cwnd")

@@ -49,8 +49,11 @@ log = logging.getLogger(__name__)
 TRANSFER_TIMEOUT_S = 60.0  # a transfer of 64 KB takes well under a second without timeouts
 POLL_S = 0.2
 PINGS = 3
-# The plan's expectation of one run: pings before and after (~1.2 s) and the transfer.
-EXPECTED_S = 2.5
+# The plan's expectation of one run. Alone a run takes ~2.7 s (pings, controller, transfer),
+# but it is set-up work on the CPU, not waiting: side by side runs share the two cores. Set
+# so the runner's plan (sum / jobs) matches what was measured: the 12 quick runs took
+# 31-48 s at --jobs 10 on the 2-core VM.
+EXPECTED_S = 25.0
 MISSING_NETWORK = ("the PRR network (topologies/prr_path.py and the controllers in "
                    "controllers/) is not in this checkout")
 
@@ -178,10 +181,6 @@ def metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any
     if not run.verdict.valid or problems:
         reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
         raise RunInvalid("drops not as planned: " + "; ".join(reasons))
-    counters = meta.get("tcp_counters") or {}
-    m["tcp_timeouts_counter"] = counters.get("TcpExt.TCPTimeouts")
-    m["tcp_loss_probes_counter"] = counters.get("TcpExt.TCPLossProbes")
-    m["controller_latency_ms"] = (meta.get("controller") or {}).get("added_latency_ms")
     return m
 
 

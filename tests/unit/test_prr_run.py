@@ -80,3 +80,16 @@ def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
                      "params": (), "options": spec.options})
     with pytest.raises(ValueError, match="disagrees with its options"):
         _spec_options(bad)
+
+
+def test_legacy_triggers_count_dupacks_from_the_handshake(tmp_path: Path) -> None:
+    """Heavy-like: the first segments lost, so the very first ACKs are duplicates."""
+    from analysis.prr_run import legacy_triggers
+    from analysis.tcp_pcap import read_flow
+    from tests.unit.pcap_builder import loss_run
+    c = loss_run({1, 2, 3, 4, 6, 7, 8})
+    flow = read_flow(c.write(tmp_path / "s.pcap"))
+    fack, dup = legacy_triggers(flow)
+    # SACKs for segments 5 (0.104 s), 9 (0.108 s) and 10 (0.109 s), all acking nothing:
+    # FACK at the first (5 segments above the ACK), dupthresh at the third.
+    assert fack == pytest.approx(0.104) and dup == pytest.approx(0.109)
