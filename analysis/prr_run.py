@@ -26,6 +26,10 @@ Definitions:
   the sender that covers all N bytes (sender capture). The handshake is
   reported apart (its SYN crosses the controller, whose delay under load is
   not the recovery's doing).
+- Path delay: for every data transmission that arrived, receiver capture
+  time minus sender capture time (the bottleneck's fixed delay and queue,
+  plus any time the controller held the packet: a maximum far above the
+  fixed delay plus a window's queue says the controller path perturbed it).
 - Where a 2011 kernel would have entered recovery (sender capture): with FACK
   (3.1's default), at the first ACK whose highest SACKed byte lies more than
   3 segments above the cumulative ACK; with plain dupthresh, at the third
@@ -161,6 +165,20 @@ def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
 DUPTHRESH = 3
 
 
+def path_delays_ms(run: PrrRun) -> list[float]:
+    """Sender capture to receiver capture, ms, for every data transmission that arrived
+    (the bottleneck's delay and queue, plus what the controller path held it)."""
+    arrivals: dict[tuple, list[float]] = {}
+    for d in run.receiver.data:
+        arrivals.setdefault(d.identity(), []).append(d.time_s)
+    delays = []
+    for d in run.sender.data:
+        times = arrivals.get(d.identity())
+        if times:
+            delays.append((times.pop(0) - d.time_s) * 1000)
+    return delays
+
+
 def legacy_triggers(flow: Flow) -> tuple[float | None, float | None]:
     """Wall times of the first ACK where FACK, and where dupthresh, would start recovery."""
     mss = flow.mss or 1
@@ -198,6 +216,9 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
                                    if e.end_s is not None) if run.probe is not None else None),
         "timeouts": (sum(e.timeouts for e in run.episodes) if run.probe is not None else None),
     }
+    delays = path_delays_ms(run)
+    m["path_delay_median_ms"] = float(np.median(delays)) if delays else None
+    m["path_delay_max_ms"] = max(delays) if delays else None
     counters = meta.get("tcp_counters") or {}
     m["tcp_timeouts_counter"] = counters.get("TcpExt.TCPTimeouts")
     m["tcp_loss_probes_counter"] = counters.get("TcpExt.TCPLossProbes")

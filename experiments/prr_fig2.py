@@ -78,7 +78,8 @@ SUMMARY_COLUMNS = [
     "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
     "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "max_burst",
     "unsent_at_recovery_bytes", "handshake_s", "entry_after_fack_ms", "acks_after_fack",
-    "entry_after_dupthresh_ms", "acks_after_dupthresh",
+    "entry_after_dupthresh_ms", "acks_after_dupthresh", "path_delay_median_ms",
+    "path_delay_max_ms",
     "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
     "tcp_recovery_sysctl", "run"]
 

@@ -43,6 +43,7 @@ def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
     assert (m["acks_after_fack"], m["acks_after_dupthresh"]) == (1, 0)
     assert m["dropped_segments"] == [2, 3] and m["drops_as_planned"] is True
     assert m["mss"] == MSS
+    assert m["path_delay_max_ms"] == pytest.approx(0.0)  # the test's captures share times
 
 
 def test_probe_times_move_onto_the_capture_clock(tmp_path: Path) -> None:
