@@ -100,6 +100,9 @@ class PrrFig2(Experiment):
         if controller not in CONTROLLERS:
             raise ValueError(f"unknown controller {controller!r}; known: "
                              f"{', '.join(CONTROLLERS)}")
+        if pattern is not None:
+            from controllers.drop_plan import DropPlan
+            DropPlan.parse(pattern)  # an unknown pattern or a bad list fails here, not in a run
         if size is not None and size <= 0:
             raise ValueError(f"a transfer size is a positive number of bytes, not {size}")
         if bottleneck <= 0 or rtt < 0 or rtt % 2:

@@ -65,6 +65,8 @@ def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
     ({"cc": "bbr"}, "not 'bbr'"),
     ({"controller": "ryu"}, "unknown controller 'ryu'"),
     ({"rtt": 41}, "even number"),
+    ({"pattern": "medium"}, "unknown drop pattern 'medium'"),
+    ({"pattern": "3-1"}, "must be 1 <= N <= M"),
 ])
 def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
