@@ -175,7 +175,7 @@ class PrrPath:
         self._configure_tcp(sender, receiver)
 
         ctl_config = ControllerConfig(cfg.plan, SENDER_PORT, RECEIVER_PORT, cfg.tcp_port,
-                                      self.log_dir / "controller-log.jsonl")
+                                      self.log_dir / "controller-log.jsonl", cfg.quiet_s)
         self.controller = ControllerProcess(self.choice, ctl_config, self.log_dir,
                                             on_process=self.active.add, root=self.paths.root)
         self.controller.start()
