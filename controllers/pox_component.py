@@ -103,5 +103,5 @@ def launch(config: str) -> None:
     """POX's entry point: `controllers.pox_component --config=PATH`."""
     from pox.core import core
     version = getattr(core, "version_name", "") or ".".join(map(str, getattr(core, "version", ())))
-    core.register("netrepro_drop_plan", _PoxDropPlan(ControllerConfig.read(Path(config)),
-                                                    version))
+    plan = _PoxDropPlan(ControllerConfig.read(Path(config)), version)
+    core.register("netrepro_drop_plan", plan)

@@ -36,8 +36,8 @@ def bridge_exists(name: str) -> bool:
     return subprocess.run(["ovs-vsctl", "br-exists", name]).returncode == 0
 
 
-def test_pox_asked_for_and_absent_fails_before_anything_is_built(tmp_path: Path,
-                                                                  active: ActiveRun) -> None:
+def test_pox_asked_for_and_absent_fails_before_anything_is_built(
+        tmp_path: Path, active: ActiveRun) -> None:
     bare = ProjectPaths(root=tmp_path / "checkout")
     cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="pox")
     path = PrrPath(cfg, log_dir=tmp_path / "run", active=active, paths=bare)
@@ -51,8 +51,8 @@ def test_ovs_down_names_the_fix(tmp_path: Path, active: ActiveRun,
     # ovs-vsctl finds no database here: what it sees when ovsdb-server is not running.
     monkeypatch.setenv("OVS_RUNDIR", str(tmp_path))
     cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="os-ken")
-    with pytest.raises(OvsUnavailable, match="Open vSwitch is not running .* start it with "
-                                             "./setup/start-ovs.sh"):
+    fix = "Open vSwitch is not running .* start it with ./setup/start-ovs.sh"
+    with pytest.raises(OvsUnavailable, match=fix):
         with PrrPath(cfg, log_dir=tmp_path / "run", active=active):
             pass
 
@@ -121,3 +121,38 @@ def test_a_drop_list_beyond_the_flow(tmp_path: Path, active: ActiveRun) -> None:
     segments = -(-65536 // 1448)   # MSS 1448: 1500 - IP, TCP and timestamp headers
     assert problems == [f"dropped segments [3], planned [3, 200]: the flow ended after {segments} "
                         "original segments, the plan names up to 200"]
+
+
+def test_repro_clean_removes_a_killed_runs_bridge_and_controller(tmp_path: Path,
+                                                                 paths: ProjectPaths) -> None:
+    from core.active_runs import clean_leftovers
+    prefix = new_prefix()
+    script = (
+        "import sys, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
+        "from controllers.drop_plan import DropPlan\n"
+        "from core.active_runs import ActiveRun\n"
+        "from topologies.prr_path import PrrPath, PrrPathConfig\n"
+        "active = ActiveRun(Path(sys.argv[2]), sys.argv[3])\n"
+        "cfg = PrrPathConfig(plan=DropPlan.parse('light'), controller='os-ken')\n"
+        "with PrrPath(cfg, log_dir=Path(sys.argv[4]), active=active):\n"
+        "    print('up', flush=True); time.sleep(120)\n")
+    run = subprocess.Popen(["/usr/bin/python3", "-c", script, str(paths.root),
+                            str(paths.state_dir / "active"), prefix, str(tmp_path)],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None and run.stdout.readline().strip() == "up"
+        assert bridge_exists(f"{prefix}x")
+        controller_pid = next(int(pid) for pid, marker in
+                              __import__("json").loads((paths.state_dir / "active" /
+                                                        f"{prefix}.json").read_text())
+                              ["processes"].items() if "osken" in marker)
+        run.send_signal(signal.SIGKILL)   # the run dies without tearing anything down
+        run.wait(timeout=10)
+        report = clean_leftovers(paths.state_dir / "active")
+    finally:
+        run.kill()
+    assert f"deleted leftover OVS bridge {prefix}x of run {prefix}" in report
+    assert not bridge_exists(f"{prefix}x")
+    time.sleep(0.5)
+    assert not Path(f"/proc/{controller_pid}").exists() or \
+        Path(f"/proc/{controller_pid}/status").read_text().find("zombie") >= 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -26,9 +25,9 @@ class Capture:
 
 def start_capture(host: Any, intf: str, path: Path, port: int) -> Capture:
     err = path.with_suffix(".stderr")
-    proc = host.popen(["tcpdump", "-i", intf, "-n", "-U", "--immediate-mode", "-s", "128", "-w", str(path),
-                       "tcp", "port", str(port)], stdout=subprocess.DEVNULL,
-                      stderr=open(err, "wb"))
+    proc = host.popen(["tcpdump", "-i", intf, "-n", "-U", "--immediate-mode", "-s", "128",
+                       "-w", str(path), "tcp", "port", str(port)],
+                      stdout=subprocess.DEVNULL, stderr=open(err, "wb"))
     deadline = time.monotonic() + 10
     while "listening on" not in (err.read_text() if err.exists() else ""):
         assert proc.poll() is None, err.read_text()
@@ -46,8 +45,7 @@ def stop_capture(cap: Capture) -> None:
 def transfer(path: PrrPath, out: Path, nbytes: int, port: int, cc: str = "cubic",
              timeout_s: float = 60.0) -> dict[str, Any]:
     """Receiver and sender in their hosts; returns the sender's JSON result."""
-    py = [sys.executable if sys.executable.startswith("/usr/bin/") else "/usr/bin/python3",
-          "-m", "topologies.tcp_transfer"]
+    py = ["/usr/bin/python3", "-m", "topologies.tcp_transfer"]
     ready = out / "receiver-ready"
     env_cd = {"cwd": str(REPO_ROOT)}
     recv = path.receiver.popen(py + ["receive", "--port", str(port), "--out",
