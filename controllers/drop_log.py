@@ -9,6 +9,7 @@ Events, each with "t" (Unix time) and "event":
     segment     segment, seq, rel_seq, len, original, fin, after_direct   forwarded
     drop        the same fields           dropped by the plan
     plan_done   originals, dropped
+    quiet       gap_s                     the flow paused: switch-over begins
     direct      -                         direct flow installed (after a barrier)
     flow_end    originals, plan_done, missing   the flow's first FIN seen
     disconnected dpid
@@ -110,4 +111,8 @@ def plan_problems(plan: DropPlan, log: DropLog) -> list[str]:
         problems.append("the plan's drops were logged but never its completion")
     elif log.direct_time is None:
         problems.append("the direct flow was never installed after the plan")
+    late = len(log.late_segments)
+    if late:
+        problems.append(f"{late} packets of the flow reached the controller after the direct "
+                        "flow was sent: they may have been overtaken (reordering)")
     return problems

@@ -75,7 +75,10 @@ class DropPlan:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> "DropPlan":
-        segments = tuple(int(s) for s in data["segments"])  # type: ignore[union-attr]
+        raw = data["segments"]
+        if not isinstance(raw, (list, tuple)):
+            raise DropPlanError(f"bad plan segments {raw!r}")
+        segments = tuple(int(s) for s in raw)
         if not segments or list(segments) != sorted(set(segments)) or segments[0] < 1:
             raise DropPlanError(f"bad plan segments {segments!r}")
         return cls(str(data["name"]), segments)

@@ -51,9 +51,9 @@ def parse_tcp(frame: bytes) -> TcpSegment | None:
         offset += 4
     if ethertype != ETH_IPV4 or len(frame) < offset + 20:
         return None
-    version_ihl, total_len, frag, proto = (frame[offset], *struct.unpack_from("!H", frame, offset + 2),
-                                           *struct.unpack_from("!H", frame, offset + 6),
-                                           frame[offset + 9])
+    version_ihl, proto = frame[offset], frame[offset + 9]
+    (total_len,) = struct.unpack_from("!H", frame, offset + 2)
+    (frag,) = struct.unpack_from("!H", frame, offset + 6)
     ihl = (version_ihl & 0x0F) * 4
     if version_ihl >> 4 != 4 or ihl < 20 or proto != IPPROTO_TCP or frag & 0x1FFF or frag & 0x2000:
         return None

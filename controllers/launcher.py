@@ -232,4 +232,3 @@ class ControllerProcess:
     def describe(self) -> dict[str, Any]:
         return {**self.choice.to_dict(), "listen": self.target,
                 "command": " ".join(self.command(self.port or 0))}
-

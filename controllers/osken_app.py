@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from os_ken.base import app_manager  # noqa: E402
 from os_ken.controller import ofp_event  # noqa: E402
+from os_ken.lib import hub  # noqa: E402
 from os_ken.controller.handler import (CONFIG_DISPATCHER, DEAD_DISPATCHER,  # noqa: E402
                                        MAIN_DISPATCHER, set_ev_cls)
 from os_ken.ofproto import ofproto_v1_0  # noqa: E402
@@ -90,7 +91,11 @@ class DropPlanApp(app_manager.OSKenApp):  # type: ignore[misc]
             data = None if msg.buffer_id != ofp.OFP_NO_BUFFER else msg.data
             dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=msg.buffer_id,
                                             in_port=msg.in_port, actions=actions, data=data))
-        if action.finish:
+        if action.check_after is not None:
+            hub.spawn_after(action.check_after, self._on_timer, dp)
+
+    def _on_timer(self, dp: Any) -> None:
+        if self.logic.on_timer():
             self.flush_xid = self._barrier(dp)
 
     @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)

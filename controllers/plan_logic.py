@@ -11,9 +11,13 @@ numbers in `INITIAL_FLOWS`:
 then a barrier; its reply means the switch is ready (logged as `ready`). Every
 packet-in goes through `on_packet_in`: the flow's segments (TCP from the sender
 to `tcp_port`, the first connection opened to it) go through the drop plan;
-everything else is forwarded. When the plan is done, the adapter sends a
-barrier (every packet-out it sent before is then on the wire), and on its reply
-installs the direct flow
+everything else is forwarded. The controller forwards packets in the order it
+gets them, so the flow stays in order while it crosses the controller. When
+the plan is done, the switch-over to the direct path waits for a pause in the
+flow (`quiet_s` without one of its packets: the gap between two bursts of the
+ACK clock), so that no packet of the flow is on its way to the controller when
+the direct path opens. Then the adapter sends a barrier (every packet-out it
+sent before is then on the wire), and on its reply installs the direct flow
 
     priority 100 in_port=sender -> output receiver
 
@@ -49,11 +53,12 @@ class ControllerConfig:
     receiver_port: int
     tcp_port: int
     log_path: Path
+    quiet_s: float = 0.005
 
     def to_dict(self) -> dict[str, Any]:
         return {"plan": self.plan.to_dict(), "sender_port": self.sender_port,
                 "receiver_port": self.receiver_port, "tcp_port": self.tcp_port,
-                "log_path": str(self.log_path)}
+                "log_path": str(self.log_path), "quiet_s": self.quiet_s}
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_dict(), indent=1))
@@ -62,7 +67,8 @@ class ControllerConfig:
     def read(cls, path: Path) -> "ControllerConfig":
         data = json.loads(Path(path).read_text())
         return cls(DropPlan.from_dict(data["plan"]), int(data["sender_port"]),
-                   int(data["receiver_port"]), int(data["tcp_port"]), Path(data["log_path"]))
+                   int(data["receiver_port"]), int(data["tcp_port"]), Path(data["log_path"]),
+                   float(data.get("quiet_s", 0.005)))
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,7 @@ class PacketAction:
     """Forward the packet-in out of `out_port`, or drop it (out_port None)."""
 
     out_port: int | None
-    finish: bool = False    # the plan just completed: start the barrier / direct-flow sequence
+    check_after: float | None = None   # call on_timer() after this many seconds
 
 
 class PlanController:
@@ -82,7 +88,9 @@ class PlanController:
         self.tracker = FlowTracker(config.plan)
         self.flow: tuple[str, int, str, int] | None = None
         self.clock = clock
-        self.finish_state = "waiting"   # waiting -> flushing -> installing -> direct
+        # planning -> quieting (plan done) -> flushing -> installing -> direct
+        self.finish_state = "planning"
+        self.last_flow_packet = 0.0
         self.late_packet_ins = 0
         self._flow_end_logged = False
         self._log: TextIO = open(config.log_path, "a", buffering=1)
@@ -127,6 +135,7 @@ class PlanController:
         if seg is None or not self._is_flow(seg):
             return PacketAction(out)
         was_done = self.tracker.done
+        self.last_flow_packet = self.clock()
         decision = self.tracker.on_segment(seg.seq, seg.payload_len, syn=seg.syn, fin=seg.fin)
         # Sent on after the direct flow was (being) installed: it may have been overtaken.
         after_direct = self.finish_state in ("installing", "direct")
@@ -140,16 +149,28 @@ class PlanController:
             self._flow_end_logged = True
             self.log("flow_end", originals=self.tracker.originals,
                      plan_done=self.tracker.done, missing=self.tracker.missing())
-        finish = self.tracker.done and not was_done and self.finish_state == "waiting"
-        if finish:
-            self.finish_state = "flushing"
+        if self.tracker.done and not was_done and self.finish_state == "planning":
+            self.finish_state = "quieting"
             self.log("plan_done", originals=self.tracker.originals,
                      dropped=self.tracker.dropped)
-        return PacketAction(None if decision.drop else out, finish=finish)
+        check = self.config.quiet_s if self.finish_state == "quieting" else None
+        return PacketAction(None if decision.drop else out, check_after=check)
+
+    def on_timer(self) -> bool:
+        """True when the flow has paused long enough: send the flush barrier now."""
+        if self.finish_state != "quieting":
+            return False
+        gap = self.clock() - self.last_flow_packet
+        if gap < self.config.quiet_s * 0.999:
+            return False
+        self.finish_state = "flushing"
+        self.log("quiet", gap_s=gap)
+        return True
 
     def on_flush_barrier(self) -> None:
         """Every packet-out sent before the plan completed has left the switch."""
         self.finish_state = "installing"
+        self.log("flushed")
 
     def on_direct_barrier(self) -> None:
         self.finish_state = "direct"

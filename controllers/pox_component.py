@@ -10,6 +10,7 @@ project dependency: it is installed under var/pox by setup).
 """
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ class _PoxDropPlan:
     def __init__(self, config: ControllerConfig, version: str) -> None:
         from pox.core import core  # type: ignore[import-not-found]
         self.of = __import__("pox.openflow.libopenflow_01", fromlist=["x"])
+        self.timer = __import__("pox.lib.recoco", fromlist=["x"]).Timer
         self.logic = PlanController(config, f"pox {version}")
         self.ready_xid: int | None = None
         self.flush_xid: int | None = None
@@ -48,6 +50,9 @@ class _PoxDropPlan:
 
     def on_up(self, event: Any) -> None:
         cfg = self.logic.config
+        # POX leaves Nagle on: a barrier written right after a flow-mod would wait for the
+        # switch's delayed ACK (40 ms here), and packet-outs would be held back the same way.
+        event.connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.logic.on_connect(event.dpid)
         self._flow(event.connection, PRIORITY_REVERSE, cfg.sender_port,
                    in_port=cfg.receiver_port)
@@ -86,13 +91,17 @@ class _PoxDropPlan:
             if action.out_port is not None:
                 msg.actions.append(of.ofp_action_output(port=action.out_port))
             event.connection.send(msg)
-        if action.finish:
-            self.flush_xid = self._barrier(event.connection)
+        if action.check_after is not None:
+            self.timer(action.check_after, self._on_timer, args=[event.connection])
+
+    def _on_timer(self, connection: Any) -> None:
+        if self.logic.on_timer():
+            self.flush_xid = self._barrier(connection)
 
 
 def launch(config: str) -> None:
     """POX's entry point: `controllers.pox_component --config=PATH`."""
     from pox.core import core
     version = getattr(core, "version_name", "") or ".".join(map(str, getattr(core, "version", ())))
-    core.register("netrepro_drop_plan", _PoxDropPlan(ControllerConfig.read(Path(config)),
-                                                    version))
+    plan = _PoxDropPlan(ControllerConfig.read(Path(config)), version)
+    core.register("netrepro_drop_plan", plan)

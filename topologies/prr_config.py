@@ -18,6 +18,14 @@ class PrrPathConfig:
     tcp_port: int = 5001            # the flow the plan applies to: TCP to this port
     ready_timeout_s: float = 10.0
 
+    @property
+    def quiet_s(self) -> float:
+        """The pause in the flow the controller waits for before the direct path opens:
+        longer than the ACK clock's spacing within a burst (a delayed ACK every two
+        segments lets two or three leave together: four frame times at the bottleneck),
+        and at least 5 ms."""
+        return max(0.005, 4 * 1514 * 8 / (self.rate_mbps * 1e6))
+
     def __post_init__(self) -> None:
         if self.controller not in CONTROLLERS:
             raise ValueError(f"unknown controller {self.controller!r}: use one of "

@@ -7,8 +7,7 @@ carries out a drop plan (controllers/). Between the switch and the receiver,
 a TraceLink in fixed-rate mode is the bottleneck: `rate_mbps` each way and
 `delay_ms` each way (round trip 2 x delay_ms), with a droptail or infinite queue.
 
-    from controllers.drop_plan import DropPlan
-    from topologies.prr_path import PrrPath, PrrPathConfig
+        from topologies.prr_path import PrrPath, PrrPathConfig
 
     cfg = PrrPathConfig(plan=DropPlan.parse("heavy"), controller="auto",
                         rate_mbps=10, delay_ms=20, tcp_port=5001)
@@ -44,7 +43,6 @@ from mininet.net import Mininet
 from mininet.node import Host, OVSSwitch
 
 from controllers.drop_log import DropLog, plan_problems
-from controllers.drop_plan import DropPlan
 from controllers.launcher import ControllerChoice, ControllerProcess, choose_controller
 from controllers.plan_logic import ControllerConfig
 from core.active_runs import ActiveRun
@@ -159,6 +157,7 @@ class PrrPath:
                                          datapath=self.datapath, protocols="OpenFlow10",
                                          dpid=dpid)
         self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
+        self.active.add_bridge(self.bridge)
         self.net.addLink(sender, self.switch, port2=SENDER_PORT)
         # Mininet's words, as TCLink means them: bw and delay each way.
         self.link = self.net.addLink(
@@ -175,7 +174,7 @@ class PrrPath:
         self._configure_tcp(sender, receiver)
 
         ctl_config = ControllerConfig(cfg.plan, SENDER_PORT, RECEIVER_PORT, cfg.tcp_port,
-                                      self.log_dir / "controller-log.jsonl")
+                                      self.log_dir / "controller-log.jsonl", cfg.quiet_s)
         self.controller = ControllerProcess(self.choice, ctl_config, self.log_dir,
                                             on_process=self.active.add, root=self.paths.root)
         self.controller.start()
@@ -183,6 +182,7 @@ class PrrPath:
         self.switch.start([_Remote(f"c{self.controller.port}", self.controller.port)])
         self._check_ports()
         self.controller.wait_ready(cfg.ready_timeout_s)
+        assert self.link is not None
         self.link.start()
 
     def _configure_tcp(self, sender: Host, receiver: Host) -> None:
@@ -280,4 +280,3 @@ def _read_sysctls(host: Host) -> dict[str, str]:
         if sep:
             values[key.strip()] = value.strip()
     return values
-

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 CHUNK = 16384
+TCP_CONGESTION: int = getattr(socket, "TCP_CONGESTION", 13)  # Linux's value
 
 
 def _write(path: Path, data: dict[str, object]) -> None:
@@ -53,8 +54,8 @@ def receive(port: int, out: Path, ready: Path | None = None, timeout_s: float = 
 
 def send(to: str, port: int, nbytes: int, cc: str, out: Path, timeout_s: float = 120.0) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
-        got = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).split(b"\0")[0].decode()
+        s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        got = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 32).split(b"\0")[0].decode()
         if got != cc:
             _write(out, {"error": f"congestion control {got!r} on the socket, asked {cc!r}"})
             return 2
@@ -70,7 +71,7 @@ def send(to: str, port: int, nbytes: int, cc: str, out: Path, timeout_s: float =
         while s.recv(4096):
             pass
         end = time.time()
-        cc_after = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).split(b"\0")[0]
+        cc_after = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 32).split(b"\0")[0]
     _write(out, {"bytes": nbytes, "cc": got, "cc_after": cc_after.decode(), "start": start,
                  "end": end, "seconds": end - start, "local": f"{local[0]}:{local[1]}"})
     return 0

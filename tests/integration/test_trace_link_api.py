@@ -67,8 +67,8 @@ def _two_hosts() -> tuple[Mininet, object, object]:
 
 
 def _pings(host: object, count: int = 8) -> list[float]:
-    out = host.cmd("ping", "-n", "-c", str(count), "-i", "0.2", "-W", "2",  # type: ignore[attr-defined]
-                   "10.77.0.2")
+    out = host.cmd("ping", "-n", "-c", str(count),  # type: ignore[attr-defined]
+                   "-i", "0.2", "-W", "2", "10.77.0.2")
     rtts = [float(m) for m in re.findall(r"time=([0-9.]+) ms", out)]
     assert len(rtts) == count, out
     return rtts

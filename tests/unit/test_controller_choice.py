@@ -55,13 +55,11 @@ def test_unknown_controller(tmp_path: Path) -> None:
         PrrPathConfig(plan=DropPlan.parse("light"), controller="ryu")
 
 
-@pytest.mark.parametrize("field,value,message", [("rate_mbps", 0.0, "rate_mbps"),
-                                                 ("delay_ms", -1, "delay_ms"),
-                                                 ("delay_ms", 2.5, "whole number"),
-                                                 ("tcp_port", 0, "tcp_port"),
-                                                 ("queue", "red", "bad queue")])
+@pytest.mark.parametrize("field,value,message", [
+    ("rate_mbps", 0.0, "rate_mbps"), ("delay_ms", -1, "delay_ms"),
+    ("delay_ms", 2.5, "whole number"), ("tcp_port", 0, "tcp_port"), ("queue", "red", "bad queue")])
 def test_path_config_is_checked_before_anything_is_built(field: str, value: object,
-                                                        message: str) -> None:
+                                                         message: str) -> None:
     with pytest.raises(ValueError, match=message):
         PrrPathConfig(plan=DropPlan.parse("light"), **{field: value})  # type: ignore[arg-type]
 

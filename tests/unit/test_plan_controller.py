@@ -59,13 +59,15 @@ def test_the_flow_is_planned_other_traffic_forwarded(tmp_path: Path) -> None:
     # data before the flow's own SYN on another port does not start it
     outs = [ctl.on_packet_in(SENDER, data(k)) for k in range(1, 8)]
     assert [a.out_port for a in outs] == [None] * 5 + [RECEIVER] * 2
-    assert [a.finish for a in outs] == [False] * 4 + [True] + [False] * 2
+    assert [a.check_after for a in outs] == [None] * 4 + [0.005] * 3
     # a retransmission of segment 1 after the plan: forwarded, not counted
     assert ctl.on_packet_in(SENDER, data(1)).out_port == RECEIVER
+    assert ctl.on_timer()        # the fake clock moved a second: the flow has paused
+    assert not ctl.on_timer()    # once
     ctl.on_flush_barrier()
     ctl.on_direct_barrier()
     late = ctl.on_packet_in(SENDER, data(8))
-    assert late.out_port == RECEIVER and not late.finish
+    assert late.out_port == RECEIVER and late.check_after is None
     ctl.on_packet_in(SENDER, frame(seq=ISN + 1 + 8 * MSS, flags=TCP_FIN | TCP_ACK))
     ctl.close()
     log = DropLog.read(tmp_path / "log.jsonl")
@@ -74,8 +76,33 @@ def test_the_flow_is_planned_other_traffic_forwarded(tmp_path: Path) -> None:
     assert log.first("flow")["sport"] == 40000  # type: ignore[index]
     assert len(log.late_segments) == 2 and log.direct_time is not None
     assert log.first("flow_end")["originals"] == 8  # type: ignore[index]
-    assert plan_problems(DropPlan.parse("light"), log) == []
+    assert plan_problems(DropPlan.parse("light"), log) == [
+        "2 packets of the flow reached the controller after the direct flow was sent: they "
+        "may have been overtaken (reordering)"]
     assert plan_problems(DropPlan.parse("heavy"), log)[0].startswith("dropped segments")
+
+
+def test_the_switch_over_waits_for_a_pause_in_the_flow(tmp_path: Path) -> None:
+    now = [100.0]
+    cfg = ControllerConfig(DropPlan.parse("2"), SENDER, RECEIVER, 5001, tmp_path / "l.jsonl",
+                           quiet_s=0.010)
+    ctl = PlanController(cfg, "test", clock=lambda: now[0])
+    ctl.on_connect(1)
+    ctl.on_packet_in(SENDER, frame(seq=ISN, flags=TCP_SYN))
+    assert ctl.on_packet_in(SENDER, data(1)).check_after is None
+    assert ctl.on_packet_in(SENDER, data(2)).check_after == 0.010   # plan done
+    now[0] += 0.006
+    assert ctl.on_packet_in(SENDER, data(3)).check_after == 0.010   # the burst goes on
+    now[0] += 0.006
+    assert not ctl.on_timer()        # 6 ms since segment 3: not yet a pause
+    now[0] += 0.005
+    assert ctl.on_timer()            # 11 ms: switch over
+    ctl.on_flush_barrier()
+    ctl.on_direct_barrier()
+    ctl.close()
+    log = DropLog.read(tmp_path / "l.jsonl")
+    assert log.first("quiet")["gap_s"] == pytest.approx(0.011)  # type: ignore[index]
+    assert plan_problems(DropPlan.parse("2"), log) == []
 
 
 def test_the_log_explains_a_plan_the_flow_was_too_short_for(tmp_path: Path) -> None:
