@@ -143,3 +143,30 @@ def test_registry_refuses_an_unknown_recovery() -> None:
     spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t", params=(("recovery", "fack"),))
     with pytest.raises(SchemeParameterError, match="unknown recovery 'fack'"):
         make_scheme(spec, ProjectPaths())
+
+
+def test_tcp_scheme_with_a_recovery_records_it(layout: dict[str, Path]) -> None:
+    from contextlib import ExitStack
+
+    from schemes.tcp import TcpScheme
+    machine = FakeMachine()
+    scheme = TcpScheme("cubic", make(layout, machine),
+                       recovery=RecoveryRequest("cubic", "prr-bpf"))
+    with ExitStack() as stack:
+        facts = scheme.prepare(stack)
+        assert facts["recovery"] == "prr-bpf" and facts["cc_kernel_name"] == "bpf_prr_cubic"
+        assert facts["recovery_impl"].startswith("ebpf") and facts["cc_provider"] == "ebpf"
+        assert scheme.resolution is not None and scheme.resolution.kernel_name == "bpf_prr_cubic"
+        assert scheme.describe()["recovery"] == "prr-bpf"
+        assert scheme.describe()["cc_impl"] == "ebpf"
+    assert "bpf_prr_cubic" not in machine.available
+
+
+def test_registry_builds_a_tcp_scheme_for_a_recovery() -> None:
+    from core.paths import ProjectPaths
+    from schemes.tcp import TcpScheme
+    spec = RunSpec(experiment="x", scheme="reno", data_trace="t", ack_trace="t",
+                   params=(("recovery", "rate-halving"),))
+    scheme = make_scheme(spec, ProjectPaths())
+    assert isinstance(scheme, TcpScheme)
+    assert scheme.recovery == RecoveryRequest("reno", "rate-halving")

@@ -34,6 +34,10 @@ SENDER_IP, RECEIVER_IP = "10.199.1.1", "10.199.2.2"
 ROUTER_SENDER_SIDE, ROUTER_RECEIVER_SIDE = "10.199.1.2", "10.199.2.1"
 SERVER_PORT = 5201
 
+# The receiver reads nothing until the sender's data is all acknowledged: a socket its
+# application holds (in recv) queues arriving segments in its backlog, which merges
+# consecutive ones, and the sender then gets one ACK for two segments. Unread, every
+# segment is handled on arrival and ACKed on its own (SACK for those past the hole).
 _RECEIVER = r"""
 import socket, sys
 srv = socket.socket()
@@ -42,6 +46,7 @@ srv.bind((sys.argv[1], int(sys.argv[2])))
 srv.listen(1)
 print("ready", flush=True)
 conn, _ = srv.accept()
+sys.stdin.readline()  # "go": the sender's data is acknowledged
 total = 0
 while True:
     chunk = conn.recv(1 << 16)
@@ -61,15 +66,16 @@ s.bind(("0.0.0.0", cport))
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
 s.connect((host, port))
 used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+print(used, flush=True)
 s.sendall(b"x" * nbytes)
 # Close only once everything is acknowledged: after shutdown() the socket is in FIN_WAIT1,
 # where the kernel handles ACKs outside tcp_rcv_established and tcp:tcp_probe goes silent.
 while fcntl.ioctl(s.fileno(), termios.TIOCOUTQ, struct.pack("i", 0)) != struct.pack("i", 0):
     time.sleep(0.005)
+print("acked", flush=True)
 s.shutdown(socket.SHUT_WR)
 s.recv(1)
 s.close()
-print(used, flush=True)
 """
 
 
@@ -86,26 +92,36 @@ class LossPath:
         """One transfer; returns the congestion control the sender's socket reported."""
         receiver = subprocess.Popen(
             ["ip", "netns", "exec", self.receiver_ns, sys.executable, "-c", _RECEIVER,
-             RECEIVER_IP, str(SERVER_PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+             RECEIVER_IP, str(SERVER_PORT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        sender: subprocess.Popen[str] | None = None
         try:
-            assert receiver.stdout is not None
+            assert receiver.stdout is not None and receiver.stdin is not None
             if receiver.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"receiver did not start: {receiver.stderr.read() if receiver.stderr else ''}")
-            sender = subprocess.run(
+                raise RuntimeError(f"receiver did not start: {receiver.communicate()[1]}")
+            sender = subprocess.Popen(
                 ["ip", "netns", "exec", self.sender_ns, sys.executable, "-c", _SENDER,
                  RECEIVER_IP, str(SERVER_PORT), str(client_port), cc, str(nbytes)],
-                capture_output=True, text=True, timeout=timeout_s, check=False)
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert sender.stdout is not None
+            used = sender.stdout.readline().strip()
+            acked = sender.stdout.readline().strip()
+            if acked != "acked":
+                raise RuntimeError(f"sender failed: {sender.communicate(timeout=5)[1]}")
+            receiver.stdin.write("go\n")
+            receiver.stdin.flush()
+            _, err = sender.communicate(timeout=timeout_s)
             if sender.returncode != 0:
-                raise RuntimeError(f"sender failed: {sender.stderr.strip()}")
+                raise RuntimeError(f"sender failed: {err.strip()}")
             received = receiver.communicate(timeout=timeout_s)[0].strip()
             if received != str(nbytes):
                 raise RuntimeError(f"receiver got {received!r} bytes, expected {nbytes}")
-            return sender.stdout.strip()
+            return used
         finally:
-            if receiver.poll() is None:
-                receiver.kill()
-                receiver.wait()
+            for proc in (sender, receiver):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
 
 
 def _ip(*args: str) -> None:
