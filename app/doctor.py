@@ -168,7 +168,8 @@ def required_traces() -> set[str]:
         for quick in (True, False):
             for spec in exp.matrix(quick=quick):
                 names.update((spec.data_trace, spec.ack_trace))
-    return names
+    from app.executor import FIXED_RATE_PREFIX  # rate:<Mbit/s> names a fixed rate, no file
+    return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:

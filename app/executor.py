@@ -11,7 +11,7 @@ import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from analysis.run_metrics import compute_run_metrics
 from core.active_runs import ActiveRun
@@ -64,11 +64,48 @@ def link_side(trace: str, traces: TraceSet) -> LinkSide:
 
 
 def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
+    """How long the run's measurement is expected to last (the runner's plan and ETA)."""
+    return lifecycle_for(spec).expected_s(spec, traces)
+
+
+def _trace_path_duration_s(spec: RunSpec, traces: TraceSet) -> float:
     if spec.duration_s is not None:
         return float(spec.duration_s)
     if spec.data_trace.startswith(FIXED_RATE_PREFIX):
         raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
     return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
+
+
+# The `topology` run option names how a run is measured; without it, the trace path.
+TOPOLOGY_OPTION = "topology"
+TRACE_PATH = "trace-path"
+OPENFLOW_SWITCH = "openflow-switch"
+
+
+class UnknownTopology(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """How runs of one kind are measured: the network built and what runs on it (measure),
+    the run's metrics from its artifacts (metrics), the plan's expected seconds."""
+
+    name: str
+    measure: Callable[[RunSpec, Path, ProjectPaths, TraceSet, dict[str, Any]], None]
+    metrics: Callable[[Path, RunSpec, dict[str, Any]], dict[str, Any]]
+    expected_s: Callable[[RunSpec, TraceSet], float]
+
+
+def lifecycle_for(spec: RunSpec) -> Lifecycle:
+    topology = spec.option(TOPOLOGY_OPTION, TRACE_PATH)
+    if topology == TRACE_PATH:
+        return Lifecycle(TRACE_PATH, _measure, compute_run_metrics, _trace_path_duration_s)
+    if topology == OPENFLOW_SWITCH:
+        from app.prr_lifecycle import LIFECYCLE
+        return LIFECYCLE
+    raise UnknownTopology(f"unknown topology {topology!r} in the run's options; known: "
+                          f"{TRACE_PATH}, {OPENFLOW_SWITCH}")
 
 
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
@@ -78,9 +115,11 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
                             "environment": environment(), "started": time.time()}
     try:
         steal = StealMeter()
-        _measure(spec, tmp, paths, traces, meta)
+        lifecycle = lifecycle_for(spec)
+        meta["lifecycle"] = lifecycle.name
+        lifecycle.measure(spec, tmp, paths, traces, meta)
         meta["cpu_steal_pct"] = steal.percent()
-        metrics = compute_run_metrics(tmp, spec, meta)
+        metrics = lifecycle.metrics(tmp, spec, meta)
         write_json(tmp / "metrics.json", metrics)
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)

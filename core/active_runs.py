@@ -10,9 +10,11 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from core.results import pid_alive, write_json
 
@@ -34,6 +36,7 @@ class ActiveRun:
     prefix: str
     owner: int = field(default_factory=os.getpid)
     processes: dict[int, str] = field(default_factory=dict)
+    bridges: list[str] = field(default_factory=list)   # Open vSwitch bridges the run made
 
     @property
     def path(self) -> Path:
@@ -43,17 +46,36 @@ class ActiveRun:
         self.processes[pid] = marker
         self._save()
 
+    def add_bridge(self, name: str) -> None:
+        """An OVS bridge to delete if the run dies (it must carry the run's prefix)."""
+        if not name.startswith(self.prefix):
+            raise ValueError(f"bridge {name!r} does not carry the run's prefix {self.prefix!r}")
+        self.bridges.append(name)
+        self._save()
+
     def _save(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         write_json(self.path, {"prefix": self.prefix, "owner": self.owner,
-                               "processes": {str(k): v for k, v in self.processes.items()}})
+                               "processes": {str(k): v for k, v in self.processes.items()},
+                               "bridges": self.bridges})
 
     def close(self) -> None:
         self.path.unlink(missing_ok=True)
 
 
-def clean_leftovers(directory: Path) -> list[str]:
-    """Kill the processes of runs whose owner died; return what was done."""
+def _delete_bridge(name: str) -> bool:
+    try:
+        done = subprocess.run(["ovs-vsctl", "--timeout=5", "--if-exists", "del-br", name],
+                              capture_output=True, timeout=15)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def clean_leftovers(directory: Path,
+                    delete_bridge: Callable[[str], bool] = _delete_bridge) -> list[str]:
+    """Kill the processes of runs whose owner died, delete their OVS bridges; return what
+    was done."""
     report: list[str] = []
     if not directory.is_dir():
         return report
@@ -70,6 +92,10 @@ def clean_leftovers(directory: Path) -> list[str]:
             if pid_alive(pid) and marker in _cmdline(pid):
                 _terminate(pid)
                 report.append(f"killed leftover {marker!r} (pid {pid}) of run {record['prefix']}")
+        for bridge in record.get("bridges", []):
+            # Only a name carrying the record's own prefix: the record cannot name another's.
+            if str(bridge).startswith(str(record["prefix"])) and delete_bridge(str(bridge)):
+                report.append(f"deleted leftover OVS bridge {bridge} of run {record['prefix']}")
         path.unlink(missing_ok=True)
         report.append(f"removed record of dead run {record['prefix']}")
     return report

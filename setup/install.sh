@@ -3,6 +3,7 @@
 # Idempotent: a second run with everything in place only checks and rebuilds incrementally.
 #   ./setup/install.sh [--traces-dir DIR] [--programs-only]     (or NETREPRO_TRACES=DIR)
 #   --programs-only: build what the experiments run, not the native unit tests (a third faster)
+#   --pox-dir DIR (or NETREPRO_POX=DIR): where the POX tarball or a POX checkout is
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,8 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --traces-dir) traces_dir=$2; shift 2 ;;
     --programs-only) tests=OFF; shift ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --pox-dir) export NETREPRO_POX=$2; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -70,6 +72,11 @@ fi
 if command -v ovs-vsctl >/dev/null; then
   ./setup/start-ovs.sh || echo "setup: warning: Open vSwitch did not start (only the PRR experiment needs it)" >&2
 fi
+
+# POX (the PRR experiment's classic controller): no registry serves it; without it, runs
+# use os-ken under --controller auto and a run asking for pox fails naming this fix.
+/usr/bin/python3 -m controllers.pox_install ||
+  echo "setup: warning: POX not installed (--controller pox unavailable; auto uses os-ken)" >&2
 
 echo "setup: traces"
 dir_args=()

@@ -1,11 +1,19 @@
 """TraceLink: a Mininet link whose middle is our trace-driven emulator.
 
+With Mininet's own words, as TCLink means them (see docs/trace-link.md):
+
+    net.addLink(a, b, cls=TraceLink, delay="20ms", bw=10, max_queue_size=100)
+    net.start()    # the emulator already runs: 20 ms each way, 10 Mbit/s each way
+
+With traces (the trace clock starts on start(), with the experiment):
+
     net.addLink(sender, receiver, cls=TraceLink, data_trace="traces/X.down",
                 ack_trace="traces/X.up", delay_ms=20, queue="infinite", log_dir=out)
     ...
     link.start()   # the trace clock starts here
 
-(or data=LinkSide(rate_mbps=12), ack=LinkSide(...) for fixed rates.)
+(or data=LinkSide(rate_mbps=12), ack=LinkSide(...) for fixed rates.) A keyword the
+link would otherwise ignore (loss=, jitter=, use_htb=, ...) raises TraceLinkOptionError.
 
 Under the hood the link is two veth pairs through a hidden namespace node that
 runs `netrepro-link`, bridging its two interfaces. The data direction (sender to
@@ -17,14 +25,17 @@ from __future__ import annotations
 
 import logging
 import random
+import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from mininet.link import Link
+from mininet.link import Intf, Link
 from mininet.node import Node
 
 from core.paths import ProjectPaths
@@ -91,25 +102,174 @@ def _random_mac() -> str:
     return ":".join(f"{o:02x}" for o in octets)
 
 
-class TraceLink:
-    """A sender<->receiver link through the emulator; quacks like a Mininet Link."""
+class TraceLinkOptionError(ValueError):
+    """A keyword TraceLink does not honour, or two that contradict each other."""
+
+
+# Interface options Mininet's Intf.config honours: passed to the outer interfaces.
+INTF_WORDS = frozenset({"ip", "mac", "ifconfig", "up"})
+# TCLink words with a meaning here, per direction (params1: node1's egress = the data
+# direction; params2: node2's egress = the ack direction; top level: both).
+TC_WORDS = frozenset({"bw", "delay", "max_queue_size"})
+# TCLink words we cannot honour, and why (a silent ignore would be a wrong experiment).
+REFUSED_WORDS = {
+    "loss": "random loss is not emulated (use a trace, a queue limit or a drop plan)",
+    "jitter": "delay is fixed (jitter would reorder packets; use a trace for variable service)",
+    "use_htb": "the rate is the emulator's own, not a tc qdisc",
+    "use_hfsc": "the rate is the emulator's own, not a tc qdisc",
+    "use_tbf": "the rate is the emulator's own, not a tc qdisc",
+    "enable_red": "the queue is droptail or infinite (RED is not emulated)",
+    "enable_ecn": "the queue does not mark ECN",
+    "speedup": "the rate is the emulator's own, not a tc qdisc",
+    "latency_ms": "tbf's latency has no meaning here: use max_queue_size= or queue=",
+    "gro": "offloads are always turned off on the whole path",
+    "txo": "offloads are always turned off on the whole path",
+    "rxo": "offloads are always turned off on the whole path",
+}
+# Without bw= or a trace a direction is served as fast as the emulator can forward: a rate
+# far above its ceiling (see `./repro bench link`).
+UNLIMITED_RATE_MBPS = 100_000.0
+IFNAME_MAX = 15
+_DELAY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec)\s*$")
+_DELAY_SCALE_MS = {"us": 0.001, "usec": 0.001, "ms": 1.0, "msec": 1.0, "s": 1000.0,
+                   "sec": 1000.0}
+
+
+def parse_delay(value: object) -> int:
+    """Mininet's delay string ('20ms', '1s', '500us') as whole milliseconds."""
+    if not isinstance(value, str):
+        raise TraceLinkOptionError(
+            f"TraceLink: delay={value!r}: write it as Mininet does, with a unit, e.g. "
+            "delay='20ms' (or give delay_ms=20)")
+    match = _DELAY_RE.match(value)
+    if match is None:
+        raise TraceLinkOptionError(f"TraceLink: delay={value!r} is not a time such as '20ms'")
+    ms = float(match.group(1)) * _DELAY_SCALE_MS[match.group(2)]
+    if abs(ms - round(ms)) > 1e-9:
+        raise TraceLinkOptionError(f"TraceLink: delay={value!r}: the emulator's delay is a "
+                                   "whole number of milliseconds")
+    return int(round(ms))
+
+
+def _check_bw(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise TraceLinkOptionError(f"TraceLink: bw={value!r} must be a rate in Mbit/s > 0 "
+                                   "(as TCLink's bw=)")
+    return float(value)
+
+
+def _check_queue_size(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TraceLinkOptionError(f"TraceLink: max_queue_size={value!r} must be a number of "
+                                   "packets >= 1")
+    return f"droptail:packets={value}"
+
+
+def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
+    """Fail on every keyword TraceLink would otherwise ignore, naming why."""
+    if not words:
+        return
+    reasons = [f"{k} ({REFUSED_WORDS[k]})" if k in REFUSED_WORDS else f"{k} (unknown)"
+               for k in sorted(words)]
+    raise TraceLinkOptionError(
+        f"TraceLink does not support {', '.join(reasons)}{where}. It takes Mininet's "
+        "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
+        "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
+        "delay_ms=, queue=")
+
+
+@dataclass(frozen=True)
+class _Direction:
+    """What one direction was asked for through Mininet's words."""
+    bw: float | None = None
+    delay_ms: int | None = None
+    queue: str | None = None
+
+
+def _split_params(params: dict[str, Any] | None, which: str) -> tuple[dict[str, Any], _Direction]:
+    """params1/params2: interface words for the outer interface, TC words for its egress."""
+    params = dict(params or {})
+    intf_words = {k: params.pop(k) for k in list(params) if k in INTF_WORDS}
+    tc = {k: params.pop(k) for k in list(params) if k in TC_WORDS}
+    refuse_unknown(params, f" in {which}")
+    return intf_words, _Direction(
+        bw=_check_bw(tc["bw"]) if "bw" in tc else None,
+        delay_ms=parse_delay(tc["delay"]) if "delay" in tc else None,
+        queue=_check_queue_size(tc["max_queue_size"]) if "max_queue_size" in tc else None)
+
+
+def _one(name: str, *values: Any) -> Any:
+    """The one value given among several spellings of the same setting."""
+    given = [v for v in values if v is not None]
+    if len(given) > 1 and any(v != given[0] for v in given[1:]):
+        raise TraceLinkOptionError(f"TraceLink: the {name} is given more than once, "
+                                   f"with different values: {given}")
+    return given[0] if given else None
+
+
+class TraceLink(Link):
+    """A Mininet link whose middle is the emulator: node1 -- [netrepro-link] -- node2.
+
+    Mininet's words, with TCLink's meaning (each applies to both directions; in
+    params1 only node1's egress, the data direction; in params2 node2's, the ack one):
+      delay='20ms'        fixed delay each way (40 ms round trip); whole milliseconds
+      bw=10               a fixed rate in Mbit/s (default: as fast as the emulator goes)
+      max_queue_size=100  a droptail queue of that many packets (default: infinite)
+    and Link's port1/port2, intfName1/2, addr1/2, params1/2 (ip=, mac= for the outer
+    interfaces), intf/cls1/cls2, fast. Every other keyword (loss, jitter, use_htb,
+    enable_red, ...) is refused with the reason.
+
+    netrepro's own words: data_trace=/ack_trace= (trace files) or data=/ack= (LinkSide),
+    delay_ms= (both ways), queue=/ack_queue= (queue specs), once=, span_ms=, log_dir=,
+    emulator=, on_process=, autostart=.
+
+    A link given only Mininet's words starts its emulator at once (`autostart`), so
+    `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
+    trace clock starts with the experiment. `start()` is idempotent.
+    """
 
     def __init__(self, node1: Node, node2: Node, port1: int | None = None,
-                 port2: int | None = None, addr1: str | None = None, addr2: str | None = None,
-                 *, log_dir: Path, data: LinkSide | None = None, ack: LinkSide | None = None,
-                 data_trace: str | Path | None = None, ack_trace: str | Path | None = None,
-                 emulator: Path | None = None,
-                 delay_ms: int = 0, queue: str = "infinite", ack_queue: str | None = None,
-                 once: bool = False, span_ms: int | None = None,
+                 port2: int | None = None, intfName1: str | None = None,  # noqa: N803
+                 intfName2: str | None = None, addr1: str | None = None,  # noqa: N803
+                 addr2: str | None = None, intf: type = Intf, cls1: type | None = None,
+                 cls2: type | None = None, params1: dict[str, Any] | None = None,
+                 params2: dict[str, Any] | None = None, fast: bool = True, *,
+                 delay: str | None = None, bw: float | None = None,
+                 max_queue_size: int | None = None,
+                 log_dir: Path | None = None, data: LinkSide | None = None,
+                 ack: LinkSide | None = None, data_trace: str | Path | None = None,
+                 ack_trace: str | Path | None = None, emulator: Path | None = None,
+                 delay_ms: int | None = None, queue: str | None = None,
+                 ack_queue: str | None = None, once: bool = False, span_ms: int | None = None,
                  on_process: Callable[[int, str], None] | None = None,
-                 **_mininet_options: Any) -> None:
-        self.data = _side("data", data, data_trace)
-        self.ack = _side("ack", ack, ack_trace)
+                 autostart: bool | None = None, **unknown: Any) -> None:
+        refuse_unknown(unknown)
+        outer1, dir1 = _split_params(params1, "params1")
+        outer2, dir2 = _split_params(params2, "params2")
+        both = _Direction(bw=_check_bw(bw) if bw is not None else None,
+                          delay_ms=parse_delay(delay) if delay is not None else None,
+                          queue=_check_queue_size(max_queue_size)
+                          if max_queue_size is not None else None)
+        if delay_ms is not None and (not isinstance(delay_ms, int) or delay_ms < 0):
+            raise TraceLinkOptionError(f"TraceLink: delay_ms={delay_ms!r} must be a whole "
+                                       "number of ms >= 0")
+        self.data_delay_ms = _one("data direction's delay", delay_ms, both.delay_ms,
+                                  dir1.delay_ms) or 0
+        self.ack_delay_ms = _one("ack direction's delay", delay_ms, both.delay_ms,
+                                 dir2.delay_ms) or 0
+        self.queue = _one("data direction's queue", queue, both.queue, dir1.queue) or "infinite"
+        self.ack_queue = _one("ack direction's queue",
+                              ack_queue if ack_queue is not None else queue, both.queue,
+                              dir2.queue) or self.queue
+        data_bw = _one("data direction's rate (bw)", both.bw, dir1.bw)
+        ack_bw = _one("ack direction's rate (bw)", both.bw, dir2.bw)
+        mininet_only = data is None and ack is None and data_trace is None and ack_trace is None
+        self.data = self._side("data", data, data_trace, data_bw, mininet_only)
+        self.ack = self._side("ack", ack, ack_trace, ack_bw, mininet_only)
         self.emulator = emulator or ProjectPaths().native_binary("link", "netrepro-link")
-        self.log_dir = log_dir
-        self.delay_ms = delay_ms
-        self.queue = queue
-        self.ack_queue = ack_queue or queue
+        self._own_log_dir = log_dir is None
+        self.log_dir = log_dir if log_dir is not None else \
+            Path(tempfile.mkdtemp(prefix="netrepro-link-"))
         self.once = once
         self.span_ms = span_ms  # no service later than this after the start
         self.realtime = max(self.data.mean_rate_mbps(),
@@ -117,14 +277,57 @@ class TraceLink:
         self._on_process = on_process or (lambda pid, marker: None)
         self.process: subprocess.Popen[bytes] | None = None
         self._stopped = False
-        self.middle = Node(f"{node1.name}e", inNamespace=True)
+        self.fast = fast
+        port1 = port1 if port1 is not None else node1.newPort()
+        middle_name = f"{node1.name}e" + ("" if port1 == node1.portBase else str(port1))
+        names = [intfName1 or f"{node1.name}-eth{port1}", f"{middle_name}-a", f"{middle_name}-b",
+                 intfName2 or f"{node2.name}-eth{port2 if port2 is not None else node2.newPort()}"]
+        too_long = [n for n in names if len(n) > IFNAME_MAX]
+        if too_long:
+            raise TraceLinkOptionError(f"TraceLink: interface names longer than {IFNAME_MAX} "
+                                       f"characters: {too_long} (shorten the node names)")
+        self.middle = Node(middle_name, inNamespace=True)
         self._on_process(self.middle.pid, f"mininet:{self.middle.name}")
-        self.left = Link(node1, self.middle, port1=port1, addr1=addr1 or _random_mac(),
-                         addr2=_random_mac())
-        self.right = Link(self.middle, node2, port2=port2, addr1=_random_mac(),
-                          addr2=addr2 or _random_mac())
-        # What Mininet and callers see: the sender's and the receiver's interfaces.
+        try:
+            self.left = Link(node1, self.middle, port1=port1, intfName1=intfName1,
+                             intfName2=names[1], addr1=addr1 or _random_mac(),
+                             addr2=_random_mac(), cls1=cls1 or intf, cls2=Intf,
+                             params1=outer1, fast=fast)
+            self.right = Link(self.middle, node2, port2=port2, intfName1=names[2],
+                              intfName2=intfName2, addr1=_random_mac(),
+                              addr2=addr2 or _random_mac(), cls1=Intf, cls2=cls2 or intf,
+                              params2=outer2, fast=fast)
+        except BaseException:
+            self.middle.terminate()
+            raise
+        # What Mininet and callers see: node1's and node2's interfaces, owned by this link.
         self.intf1, self.intf2 = self.left.intf1, self.right.intf2
+        self.intf1.link = self.intf2.link = self
+        if autostart if autostart is not None else mininet_only:
+            try:
+                self.start()
+            except BaseException:
+                self.stop()
+                raise
+
+    @staticmethod
+    def _side(direction: str, side: LinkSide | None, trace: str | Path | None,
+              bw: float | None, mininet_only: bool) -> LinkSide:
+        """A direction from bw= (or nothing: unlimited) when the link is described in
+        Mininet's words only; else exactly one of side / trace / bw, as before."""
+        if bw is not None and (side is not None or trace is not None):
+            raise TraceLinkOptionError(f"TraceLink: the {direction} direction has both bw= and "
+                                       f"{direction}= / {direction}_trace=: give one")
+        if bw is not None:
+            return LinkSide(rate_mbps=bw)
+        if mininet_only:
+            return LinkSide(rate_mbps=UNLIMITED_RATE_MBPS)
+        return _side(direction, side, trace)
+
+    @property
+    def delay_ms(self) -> int:
+        """The data direction's fixed delay (the ack direction's is ack_delay_ms)."""
+        return self.data_delay_ms
 
     @property
     def data_log(self) -> Path:
@@ -142,7 +345,8 @@ class TraceLink:
         side_a, side_b = self.left.intf2.name, self.right.intf1.name
         args = [str(self.emulator), "--iface-a", side_a, "--iface-b", side_b]
         args += self.data.args("a2b") + self.ack.args("b2a")
-        args += ["--a2b-delay-ms", str(self.delay_ms), "--b2a-delay-ms", str(self.delay_ms),
+        args += ["--a2b-delay-ms", str(self.data_delay_ms),
+                 "--b2a-delay-ms", str(self.ack_delay_ms),
                  "--a2b-order", "queue-delay", "--b2a-order", "delay-queue",
                  "--a2b-queue", self.queue, "--b2a-queue", self.ack_queue,
                  "--a2b-log", str(self.data_log), "--b2a-log", str(self.ack_log),
@@ -159,7 +363,12 @@ class TraceLink:
         return args
 
     def start(self) -> None:
-        """Turn offloads off on the whole path and start the emulator."""
+        """Turn offloads off on the whole path and start the emulator (once)."""
+        if self.process is not None:
+            self.check_alive()
+            return
+        if self._stopped:
+            raise EmulatorFailed("the link was stopped; it cannot start again")
         for intf in (self.intf1, self.left.intf2, self.right.intf1, self.intf2):
             disable_offloads(intf.node, intf.name)
         for intf in (self.left.intf2, self.right.intf1):
@@ -212,11 +421,15 @@ class TraceLink:
             return
         self._stopped = True
         self.stop_emulator()
-        self.left.stop()
-        self.right.stop()
+        for link in (self.left, self.right):
+            if link.intf1 is not None and link.intf2 is not None:
+                link.stop()
         self.middle.terminate()
+        if self._own_log_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
-    delete = stop
+    def delete(self) -> None:
+        self.stop()
 
     def status(self) -> str:
         return "(OK OK)" if not self._stopped else "(stopped)"

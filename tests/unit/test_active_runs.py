@@ -46,3 +46,22 @@ def test_a_recycled_pid_is_never_killed(tmp_path) -> None:
         assert bystander.poll() is None
     finally:
         bystander.kill()
+
+
+def test_bridges_of_a_dead_run_are_deleted_and_only_its_own(tmp_path) -> None:
+    record = ActiveRun(tmp_path, "nrdead", owner=_dead_pid())
+    record.add_bridge("nrdeadx")
+    import json
+    data = json.loads(record.path.read_text())
+    data["bridges"].append("br-other")        # a record naming someone else's bridge
+    record.path.write_text(json.dumps(data))
+    deleted: list[str] = []
+    report = clean_leftovers(tmp_path, delete_bridge=lambda name: deleted.append(name) or True)
+    assert deleted == ["nrdeadx"]
+    assert "deleted leftover OVS bridge nrdeadx of run nrdead" in report
+
+
+def test_a_bridge_without_the_prefix_is_refused(tmp_path) -> None:
+    import pytest
+    with pytest.raises(ValueError, match="does not carry the run's prefix"):
+        ActiveRun(tmp_path, "nrmine").add_bridge("s1")

@@ -1,0 +1,255 @@
+"""PRR (IMC 2011) Figure 2: one TCP flow, deterministic losses, the recoveries side by side.
+
+Sender -- Open vSwitch under an OpenFlow controller that drops chosen original
+data segments -- receiver, over a fixed-rate bottleneck; one transfer of
+exactly N bytes per run, IW10. For each loss pattern (light: segments 1-5;
+heavy: 1-4 and 6-8; base: 11-14) and size (32 KB, 64 KB), the recoveries run
+on this one kernel: Linux <= 3.1 rate halving, RFC 3517 and PRR as eBPF
+cong_control, and the kernel's own PRR (schemes/recovery.py); Cubic by
+default, Reno selectable. Outputs per pattern and size a figure
+(analysis/prr_plot.py), summary.csv, and the paper's claims
+(experiments/prr_fig2_claims.py) in claims.csv/md/json.
+
+Run options (each part of the run's id, see OPTIONS): pattern, size,
+recovery, cc, controller, bottleneck, rtt. The spec's data/ack traces
+(`rate:<bottleneck>`) and delay (rtt / 2) are derived from them so the run's
+label says what the path was; the run checks that they agree.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis.prr_plot import plot_recoveries
+from analysis.prr_run import load_prr_run, prr_run_metrics
+from analysis.summary import finished_runs, latest_per_run, write_csv
+from core.results import ExperimentStore
+from core.runspec import RunSpec, make_params
+from experiments.base import Experiment
+from experiments.prr_fig2_claims import evaluate_all, write_claims
+
+log = logging.getLogger(__name__)
+
+PATTERNS = ("light", "heavy", "base")
+SIZES = (32 * 1024, 64 * 1024)
+RECOVERIES = ("rate-halving", "rfc3517", "prr-kernel", "prr-bpf")
+CCS = ("cubic", "reno")
+CONTROLLERS = ("auto", "pox", "os-ken")
+# The topology option names the run's lifecycle (app/executor.py): this one builds the
+# switched path under a controller.
+TOPOLOGY = "openflow-switch"
+DEFAULT_BOTTLENECK_MBPS = 10
+DEFAULT_RTT_MS = 40
+QUICK_SIZES = (32 * 1024,)
+RECOVERY_LABELS = {"rate-halving": "rate halving (Linux <= 3.1)", "rfc3517": "RFC 3517",
+                   "prr-kernel": "PRR (kernel)", "prr-bpf": "PRR (eBPF check)"}
+
+
+@dataclass(frozen=True)
+class OptionDecl:
+    """A run option the experiment takes (to be offered on the command line)."""
+
+    name: str
+    help: str
+    default: Any
+    choices: tuple[Any, ...] | None = None
+
+
+# Declared here until the command line reads experiments' options; values reach the
+# experiment through PrrFig2(**values).
+OPTIONS: tuple[OptionDecl, ...] = (
+    OptionDecl("pattern", "loss pattern: light, heavy, base, or original segment numbers "
+               "such as 1,2,3 (default: the three patterns)", None),
+    OptionDecl("size", "transfer size in bytes (default: 32768 and 65536)", None),
+    OptionDecl("recovery", "fast recovery (default: all)", None, RECOVERIES),
+    OptionDecl("cc", "base congestion control", "cubic", CCS),
+    OptionDecl("controller", "OpenFlow controller: pox, os-ken, or auto (POX if installed, "
+               "else os-ken; the run records which)", "auto", CONTROLLERS),
+    OptionDecl("bottleneck", "bottleneck rate in Mbit/s (default 10; 100 as in the 2015 "
+               "reproduction)", DEFAULT_BOTTLENECK_MBPS),
+    OptionDecl("rtt", "round-trip time in ms (default 40: 20 ms each way)", DEFAULT_RTT_MS),
+)
+
+SUMMARY_COLUMNS = [
+    "pattern", "size_bytes", "recovery", "cc", "trial", "transfer_time_s",
+    "time_in_recovery_s", "cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit",
+    "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
+    "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "max_burst",
+    "unsent_at_recovery_bytes", "handshake_s", "entry_after_fack_ms", "acks_after_fack",
+    "entry_after_dupthresh_ms", "acks_after_dupthresh", "path_delay_median_ms",
+    "path_delay_max_ms",
+    "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
+    "tcp_recovery_sysctl", "run"]
+
+
+class PrrFig2(Experiment):
+    name = "prr-fig2"
+    title = "PRR Figure 2: rate halving, RFC 3517 and PRR under deterministic losses"
+    options = OPTIONS
+
+    def __init__(self, pattern: str | None = None, size: int | None = None,
+                 recovery: str | None = None, cc: str = "cubic", controller: str = "auto",
+                 bottleneck: float = DEFAULT_BOTTLENECK_MBPS, rtt: int = DEFAULT_RTT_MS
+                 ) -> None:
+        if recovery is not None and recovery not in RECOVERIES:
+            raise ValueError(f"unknown recovery {recovery!r}; known: {', '.join(RECOVERIES)}")
+        if cc not in CCS:
+            raise ValueError(f"the recoveries run on {' or '.join(CCS)}, not {cc!r}")
+        if controller not in CONTROLLERS:
+            raise ValueError(f"unknown controller {controller!r}; known: "
+                             f"{', '.join(CONTROLLERS)}")
+        if pattern is not None:
+            from controllers.drop_plan import DropPlan
+            DropPlan.parse(pattern)  # an unknown pattern or a bad list fails here, not in a run
+        if size is not None and size <= 0:
+            raise ValueError(f"a transfer size is a positive number of bytes, not {size}")
+        if bottleneck <= 0 or rtt < 0 or rtt % 2:
+            raise ValueError(f"bottleneck must be positive and rtt an even number of ms "
+                             f"(it is split evenly between the directions): {bottleneck}, {rtt}")
+        self.pattern, self.size, self.recovery = pattern, size, recovery
+        self.cc, self.controller = cc, controller
+        self.bottleneck, self.rtt = bottleneck, rtt
+        self.quick_note = "32 KB only, every pattern and recovery"
+
+    def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
+        patterns = (self.pattern,) if self.pattern else PATTERNS
+        sizes = (self.size,) if self.size else (QUICK_SIZES if quick else SIZES)
+        recoveries = (self.recovery,) if self.recovery else RECOVERIES
+        rate = f"rate:{self.bottleneck:g}"
+        controller = resolve_controller(self.controller)
+        return [RunSpec(experiment=self.name, scheme=self.cc, data_trace=rate, ack_trace=rate,
+                        delay_ms=self.rtt // 2, queue="infinite", duration_s=None, trial=t,
+                        options=make_params(topology=TOPOLOGY, pattern=pattern, size=size,
+                                            recovery=recovery, controller=controller,
+                                            bottleneck=self.bottleneck, rtt=self.rtt))
+                for t in range(1, trials + 1) for pattern in patterns for size in sizes
+                for recovery in recoveries]
+
+    # ------------------------------------------------------------- figures
+
+    def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
+        records = [r for r in latest_per_run(finished_runs(store))
+                   if r.spec.option("topology") == TOPOLOGY]
+        if not records:
+            return []
+        rows = [summary_row(r.spec, _metrics(r), r.meta, r.path.name) for r in records]
+        rows.sort(key=lambda row: (row["pattern"], row["size_bytes"], row["cc"],
+                                   _order(row["recovery"]), row["trial"]))
+        files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS)]
+        files += self._figures(records, out_dir)
+        quick = all(r.spec.option("size") in QUICK_SIZES for r in records)
+        files += write_claims(evaluate_all(rows), out_dir, "quick" if quick else "full")
+        return files
+
+    def _figures(self, records: list, out_dir: Path) -> list[Path]:
+        groups: dict[tuple, list] = {}
+        for r in records:
+            o = dict(r.spec.options)
+            key = (o["pattern"], o["size"], r.spec.scheme, o["bottleneck"], o["rtt"],
+                   o["controller"])
+            groups.setdefault(key, []).append(r)
+        files: list[Path] = []
+        for (pattern, size, cc, bottleneck, rtt, controller), recs in sorted(
+                groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+            panels = []
+            first = {}
+            for r in sorted(recs, key=lambda r: r.spec.trial):
+                first.setdefault(r.spec.option("recovery"), r)
+            for recovery in sorted(first, key=_order):
+                r = first[recovery]
+                try:
+                    run = load_prr_run(r.path, r.meta)
+                except Exception as e:  # a run's artifacts unreadable: say so, draw the rest
+                    log.warning("%s: cannot draw: %s", r.path.name, e)
+                    continue
+                m = r.metrics
+                label = (f"{RECOVERY_LABELS.get(recovery, recovery)} [{_provider(r.meta)}]\n"
+                         f"transfer {_ms(m.get('transfer_time_s'))}, cwnd exit "
+                         f"{_n(m.get('cwnd_exit'))} / ssthresh {_n(m.get('ssthresh_exit'))}")
+                panels.append((label, run))
+            if not panels:
+                continue
+            meta = recs[0].meta
+            title = (f"PRR Fig. 2: pattern {pattern} (drop {_plan(meta)}), {size // 1024} KB, "
+                     f"{cc}, IW10, {bottleneck:g} Mbit/s, RTT {rtt} ms; controller "
+                     f"{_controller(meta)}, OVS {_datapath(meta)} datapath; loss detection "
+                     f"{_loss_detection(meta)}")
+            stem = f"prr-{pattern.replace(',', '_')}-{size // 1024}k-{cc}-{controller}"
+            if (bottleneck, rtt) != (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS):
+                stem += f"-{bottleneck:g}mbit-{rtt}ms"
+            files += plot_recoveries(panels, title, out_dir, stem)
+        return files
+
+
+def resolve_controller(requested: str) -> str:
+    """`auto` becomes the controller that would serve (POX if installed, else os-ken), so the
+    run's id names what ran; when neither can, it stays `auto` and the run fails saying why."""
+    if requested != "auto":
+        return requested
+    from controllers.launcher import ControllerUnavailable, choose_controller
+    try:
+        return choose_controller("auto").kind
+    except ControllerUnavailable:
+        return requested
+
+
+def _metrics(record: Any) -> dict[str, Any]:
+    """The run's metrics derived again from its artifacts (so a fix in the analysis reaches
+    finished runs); the stored metrics.json when the artifacts cannot be read."""
+    try:
+        return prr_run_metrics(load_prr_run(record.path, record.meta), record.meta)
+    except Exception as e:  # noqa: BLE001 - any unreadable artifact: say so, keep the row
+        log.warning("%s: metrics from metrics.json (artifacts unreadable: %s)",
+                    record.path.name, e)
+        return dict(record.metrics)
+
+
+def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],
+                run: str) -> dict[str, Any]:
+    o = dict(spec.options)
+    row = dict(metrics)
+    row.update(pattern=o.get("pattern"), size_bytes=o.get("size"), recovery=o.get("recovery"),
+               cc=spec.scheme, trial=spec.trial, controller=_controller(meta),
+               datapath=_datapath(meta), provider=_provider(meta),
+               bottleneck_mbps=o.get("bottleneck"), rtt_ms=o.get("rtt"),
+               controller_latency_ms=(meta.get("controller") or {}).get("added_latency_ms"),
+               tcp_recovery_sysctl=(meta.get("sysctls") or {}).get("net.ipv4.tcp_recovery"),
+               run=run)
+    return row
+
+
+def _order(recovery: str) -> int:
+    return RECOVERIES.index(recovery) if recovery in RECOVERIES else len(RECOVERIES)
+
+
+def _controller(meta: dict[str, Any]) -> str:
+    return str((meta.get("controller") or {}).get("name") or "?")
+
+
+def _datapath(meta: dict[str, Any]) -> str:
+    return str((meta.get("topology") or {}).get("datapath") or "?")
+
+
+def _provider(meta: dict[str, Any]) -> str:
+    return str((meta.get("provider") or {}).get("cc_provider") or "?")
+
+
+def _plan(meta: dict[str, Any]) -> str:
+    segments = (meta.get("drop_plan") or {}).get("segments") or []
+    return ",".join(str(s) for s in segments) or "?"
+
+
+def _loss_detection(meta: dict[str, Any]) -> str:
+    sysctls = meta.get("sysctls") or {}
+    value = sysctls.get("net.ipv4.tcp_recovery")
+    return "RACK" if value is None else f"tcp_recovery={value} (RACK only on this kernel)"
+
+
+def _ms(seconds: Any) -> str:
+    return "-" if seconds is None else f"{float(seconds) * 1000:.0f} ms"
+
+
+def _n(value: Any) -> str:
+    return "-" if value is None else f"{value}"

@@ -1,0 +1,116 @@
+"""Which controller serves a run, and installing POX: never a silent switch."""
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from controllers import launcher, pox_install
+from controllers.drop_plan import DropPlan
+from controllers.launcher import ControllerUnavailable, choose_controller
+from topologies.prr_config import PrrPathConfig
+
+
+def fake_install(root: Path) -> None:
+    target = pox_install.pox_dir(root)
+    target.mkdir(parents=True)
+    (target / "pox.py").write_text("")
+    (target / pox_install.STAMP).write_text(
+        f'{{"commit": "{pox_install.POX_COMMIT}", "source": "test"}}')
+
+
+def test_pox_asked_for_and_absent_fails_with_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(ControllerUnavailable, match="POX was asked for but is not installed.*"
+                       "--pox-dir DIR.*--controller os-ken"):
+        choose_controller("pox", tmp_path)
+
+
+def test_auto_prefers_pox_and_records_why(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher, "osken_available", lambda: None)
+    without = choose_controller("auto", tmp_path)
+    assert (without.kind, without.requested) == ("os-ken", "auto")
+    assert without.why == "auto: POX is not installed"
+    fake_install(tmp_path)
+    with_pox = choose_controller("auto", tmp_path)
+    assert with_pox.kind == "pox" and with_pox.why.startswith("auto: POX is installed")
+    assert choose_controller("os-ken", tmp_path).kind == "os-ken"
+
+
+def test_no_controller_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher, "osken_available", lambda: "osken-manager is missing")
+    with pytest.raises(ControllerUnavailable, match="POX is not installed .* and osken"):
+        choose_controller("auto", tmp_path)
+    with pytest.raises(ControllerUnavailable, match="os-ken was asked for but cannot run"):
+        choose_controller("os-ken", tmp_path)
+
+
+def test_unknown_controller(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown controller 'nox': use one of pox, os-ken, auto"):
+        choose_controller("nox", tmp_path)
+    with pytest.raises(ValueError, match="unknown controller 'ryu'"):
+        PrrPathConfig(plan=DropPlan.parse("light"), controller="ryu")
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("rate_mbps", 0.0, "rate_mbps"), ("delay_ms", -1, "delay_ms"),
+    ("delay_ms", 2.5, "whole number"), ("tcp_port", 0, "tcp_port"), ("queue", "red", "bad queue")])
+def test_path_config_is_checked_before_anything_is_built(field: str, value: object,
+                                                         message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        PrrPathConfig(plan=DropPlan.parse("light"), **{field: value})  # type: ignore[arg-type]
+
+
+def _tarball(path: Path, text: str = "print('pox')\n") -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        data = text.encode()
+        info = tarfile.TarInfo("pox/pox.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_a_tarball_with_the_wrong_sha256_is_refused(tmp_path: Path) -> None:
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    tarball = _tarball(vendor / pox_install.POX_TARBALL)
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    with pytest.raises(pox_install.PoxInstallError, match=f"sha256 {digest} is not the pinned"):
+        pox_install.install(tmp_path / "checkout", directory=vendor, fetch=False)
+    assert pox_install.installed(tmp_path / "checkout") is None
+
+
+def test_a_pinned_tarball_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    tarball = _tarball(vendor / pox_install.POX_TARBALL)
+    monkeypatch.setattr(pox_install, "POX_TARBALL_SHA256",
+                        hashlib.sha256(tarball.read_bytes()).hexdigest())
+    done = pox_install.install(tmp_path / "checkout", directory=vendor, fetch=False)
+    assert (done.path / "pox.py").read_text() == "print('pox')\n"
+    assert "sha256 verified" in done.source
+    assert pox_install.installed(tmp_path / "checkout") == done
+
+
+def test_a_folder_with_another_tree_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "pox"
+    folder.mkdir()
+    (folder / "pox.py").write_text("not the pinned one\n")
+    with pytest.raises(pox_install.PoxInstallError, match="git tree .* is not the pinned"):
+        pox_install.from_directory(folder, tmp_path / "target")
+
+
+def test_nothing_works_names_every_place_and_github(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NETREPRO_POX", raising=False)
+    monkeypatch.setattr(pox_install, "POX_REPO", str(tmp_path / "no-such-repo"))
+    with pytest.raises(pox_install.PoxInstallError) as err:
+        pox_install.install(tmp_path / "checkout", directory=tmp_path / "nowhere")
+    text = str(err.value)
+    assert "nowhere: does not exist" in text
+    assert "shared/vendor: does not exist" in text
+    assert "cannot clone" in text and "is GitHub reachable from here?" in text
+    assert "./setup/install.sh --pox-dir DIR" in text

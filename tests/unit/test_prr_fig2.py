@@ -1,0 +1,178 @@
+"""prr-fig2: its matrix, its figures and summary from a hand-made run, its claims' verdicts."""
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.prr_run import load_prr_run, prr_run_metrics
+from core.results import ExperimentStore, write_json
+from experiments.prr_fig2 import OPTIONS, PrrFig2
+from experiments.prr_fig2_claims import CLAIMS, FAIL, NOT_RUN, PASS, evaluate
+from experiments.registry import get_experiment
+from tests.unit.prr_fake_run import write_fake_run
+
+
+def test_the_matrix_is_patterns_by_sizes_by_recoveries() -> None:
+    full = PrrFig2().matrix(quick=False)
+    assert len(full) == 3 * 2 * 4
+    cells = {(s.option("pattern"), s.option("size"), s.option("recovery")) for s in full}
+    assert len(cells) == len(full)
+    assert {s.scheme for s in full} == {"cubic"}
+    assert len({s.option("controller") for s in full}) == 1
+    assert all(s.option("controller") in ("pox", "os-ken", "auto") and s.delay_ms == 20
+               and s.data_trace == "rate:10" for s in full)
+    quick = PrrFig2().matrix(quick=True)
+    assert {s.option("size") for s in quick} == {32768} and len(quick) == 12
+    assert len({s.run_id() for s in PrrFig2().matrix(quick=True, trials=2)}) == 24
+    assert get_experiment("prr-fig2").name == "prr-fig2"
+
+
+def test_auto_becomes_the_controller_that_would_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controllers import launcher
+    from controllers.launcher import ControllerChoice, ControllerUnavailable
+    monkeypatch.setattr(launcher, "choose_controller",
+                        lambda requested: ControllerChoice("os-ken", requested, "1", "test"))
+    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"os-ken"}
+
+    def none(requested: str) -> ControllerChoice:
+        raise ControllerUnavailable("no controller")
+    monkeypatch.setattr(launcher, "choose_controller", none)
+    # Nothing can serve: the runs keep `auto` and fail with the launcher's message.
+    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"auto"}
+    assert {s.option("controller") for s in PrrFig2(controller="pox").matrix(quick=True)} == \
+        {"pox"}
+
+
+def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
+    one = PrrFig2(pattern="heavy", size=65536, recovery="rfc3517", cc="reno",
+                  controller="pox", bottleneck=100, rtt=20).matrix(quick=True)
+    assert len(one) == 1
+    spec = one[0]
+    assert (spec.scheme, spec.option("controller"), spec.data_trace, spec.delay_ms) == \
+        ("reno", "pox", "rate:100", 10)
+    assert spec.run_id() != PrrFig2(pattern="heavy", size=65536, recovery="rfc3517",
+                                    cc="reno", controller="os-ken", bottleneck=100,
+                                    rtt=20).matrix(quick=True)[0].run_id()
+    assert {o.name for o in OPTIONS} == {"pattern", "size", "recovery", "cc", "controller",
+                                         "bottleneck", "rtt"}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"recovery": "fack"}, "unknown recovery 'fack'"),
+    ({"cc": "bbr"}, "not 'bbr'"),
+    ({"controller": "ryu"}, "unknown controller 'ryu'"),
+    ({"rtt": 41}, "even number"),
+    ({"pattern": "medium"}, "unknown drop pattern 'medium'"),
+    ({"pattern": "3-1"}, "must be 1 <= N <= M"),
+])
+def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        PrrFig2(**kwargs)
+
+
+def _finished(store: ExperimentStore, spec, tmp: Path) -> Path:
+    run_dir = store.run_dir(spec)
+    meta = write_fake_run(run_dir, spec)
+    write_json(run_dir / "metrics.json", prr_run_metrics(load_prr_run(run_dir, meta), meta))
+    (run_dir / "DONE").write_text("x\n")
+    return run_dir
+
+
+def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
+    store = ExperimentStore(tmp_path / "prr-fig2")
+    specs = [s for s in PrrFig2(pattern="light").matrix(quick=True)
+             if s.option("recovery") in ("rate-halving", "prr-kernel")]
+    for spec in specs:
+        _finished(store, spec, tmp_path)
+    files = PrrFig2().make_figures(store, store.root)
+    names = {f.name for f in files}
+    controller = specs[0].option("controller")
+    assert {"summary.csv", f"prr-light-32k-cubic-{controller}.png",
+            f"prr-light-32k-cubic-{controller}.svg",
+            "claims.csv", "claims.md", "claims.json"} <= names
+    rows = list(csv.DictReader(open(store.root / "summary.csv")))
+    assert [r["recovery"] for r in rows] == ["rate-halving", "prr-kernel"]
+    assert rows[0]["drops_as_planned"] == "True" and rows[0]["controller"] == "os-ken"
+    assert rows[0]["cwnd_exit"] == "7" and rows[0]["transfer_time_s"] == "0.2"
+    claims = {r["id"]: r["verdict"] for r in csv.DictReader(open(store.root / "claims.csv"))}
+    assert claims["prr-exits-at-ssthresh"] == PASS  # cwnd 7 = ssthresh 7
+    assert claims["rate-halving-ends-below"] == FAIL  # the same made-up numbers
+    assert claims["prr-faster-heavy"] == NOT_RUN  # no heavy pattern on record
+
+
+def _row(recovery: str, pattern: str = "heavy", **values) -> dict:
+    row = {"pattern": pattern, "size_bytes": 32768, "recovery": recovery, "cc": "cubic",
+           "drops_as_planned": True}
+    row.update(values)
+    return row
+
+
+def _claim(claim_id: str):
+    return next(c for c in CLAIMS if c.id == claim_id)
+
+
+def test_every_claim_says_not_run_without_rows() -> None:
+    for claim in CLAIMS:
+        assert evaluate(claim, []).verdict == NOT_RUN, claim.id
+        assert claim.reason.strip() and claim.tolerance.strip()
+
+
+def test_exit_at_ssthresh_within_one_segment() -> None:
+    claim = _claim("prr-exits-at-ssthresh")
+    assert evaluate(claim, [_row("prr-kernel", cwnd_exit=8, ssthresh_exit=7)]).verdict == PASS
+    assert evaluate(claim, [_row("prr-kernel", cwnd_exit=5, ssthresh_exit=7)]).verdict == FAIL
+    # An invalid run never counts.
+    assert evaluate(claim, [_row("prr-kernel", cwnd_exit=5, ssthresh_exit=7,
+                                 drops_as_planned=False)]).verdict == NOT_RUN
+
+
+def test_ssthresh_ratio_uses_the_cc_beta() -> None:
+    claim = _claim("ssthresh-is-beta-of-window")
+    assert evaluate(claim, [_row("rfc3517", cwnd_entry=10, ssthresh_entry=7)]).verdict == PASS
+    assert evaluate(claim, [_row("rfc3517", cwnd_entry=10, ssthresh_entry=5)]).verdict == FAIL
+    reno = dict(_row("rfc3517", cwnd_entry=10, ssthresh_entry=5), cc="reno")
+    assert evaluate(claim, [reno]).verdict == PASS
+
+
+def test_rate_halving_collapse_and_below() -> None:
+    assert evaluate(_claim("rate-halving-collapses-heavy"),
+                    [_row("rate-halving", cwnd_exit=2)]).verdict == PASS
+    assert evaluate(_claim("rate-halving-collapses-heavy"),
+                    [_row("rate-halving", cwnd_exit=3)]).verdict == FAIL
+    assert evaluate(_claim("rate-halving-ends-below"),
+                    [_row("rate-halving", cwnd_exit=6, ssthresh_exit=7)]).verdict == PASS
+
+
+def test_medians_over_trials_decide_paired_claims() -> None:
+    claim = _claim("prr-faster-heavy")
+    rows = [_row("prr-kernel", transfer_time_s=t) for t in (0.3, 0.31, 2.0)]
+    rows += [_row("rate-halving", transfer_time_s=t) for t in (0.6, 0.62, 0.1)]
+    result = evaluate(claim, rows)
+    assert result.verdict == PASS, result.ours  # medians 0.31 vs 0.6
+    rows = [_row("prr-kernel", transfer_time_s=0.58), _row("rate-halving", transfer_time_s=0.6)]
+    assert evaluate(claim, rows).verdict == FAIL  # 0.97: not 10% faster
+
+
+def test_bursts_must_be_larger_somewhere_and_waiting_counts_silence() -> None:
+    claim = _claim("rfc3517-bursts")
+    same = [_row("rfc3517", max_burst=2), _row("prr-kernel", max_burst=2)]
+    assert evaluate(claim, same).verdict == FAIL
+    larger = [_row("rfc3517", max_burst=5), _row("prr-kernel", max_burst=2)]
+    assert evaluate(claim, larger).verdict == PASS
+    waits = _claim("rfc3517-waits")
+    silent = [_row("rfc3517", "base", acks_before_new=None, new_in_recovery=0, recovery_acks=9,
+                   unsent_at_recovery_bytes=5000),
+              _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6,
+                   unsent_at_recovery_bytes=5000)]
+    assert evaluate(waits, silent).verdict == PASS
+    eager = [_row("rfc3517", "base", acks_before_new=0, new_in_recovery=4,
+                  unsent_at_recovery_bytes=5000),
+             _row("prr-kernel", "base", acks_before_new=1, new_in_recovery=6,
+                  unsent_at_recovery_bytes=5000)]
+    assert evaluate(waits, eager).verdict == FAIL
+    # Everything was sent before recovery: nothing to hold back, the cell does not count.
+    all_out = [dict(r, unsent_at_recovery_bytes=0) for r in silent]
+    assert evaluate(waits, all_out).verdict == NOT_RUN

@@ -1,0 +1,282 @@
+"""The PRR experiment's path: sender -- Open vSwitch -- TraceLink -- receiver.
+
+The switch is an Open vSwitch bridge (kernel datapath when the openvswitch
+module is loaded, else the userspace `netdev` datapath; `PrrPath.datapath`
+says which) with `fail_mode=secure` under one remote OpenFlow controller that
+carries out a drop plan (controllers/). Between the switch and the receiver,
+a TraceLink in fixed-rate mode is the bottleneck: `rate_mbps` each way and
+`delay_ms` each way (round trip 2 x delay_ms), with a droptail or infinite queue.
+
+        from topologies.prr_path import PrrPath, PrrPathConfig
+
+    cfg = PrrPathConfig(plan=DropPlan.parse("heavy"), controller="auto",
+                        rate_mbps=10, delay_ms=20, tcp_port=5001)
+    with PrrPath(cfg, log_dir=out, active=active) as path:   # built, controller ready
+        before = path.ping_rtts(5)          # ICMP crosses the controller
+        path.receiver.popen(...); path.sender.popen(...)   # the transfer to tcp_port
+        path.check_alive()                  # ControllerError / EmulatorFailed if a piece died
+        after = path.ping_rtts(5)           # after the plan: the direct flow
+        path.drop_log()                     # controllers.drop_log.DropLog
+        path.plan_problems()                # [] when exactly the plan was dropped
+        path.describe()                     # datapath, controller, ports, sysctls: for meta.json
+    # leaving the block tears down exactly what was built
+
+Names carry the run's prefix (`active.prefix`): hosts <p>s and <p>r, the
+bridge <p>x, the link's middle <p>xe, so runs side by side never collide; each
+run's controller listens on 127.0.0.1 on a port of its own. The run's folder
+gets controller-log.jsonl (every drop), controller-stderr.txt, the link's logs,
+and sysctls.json (every net.ipv4.tcp_* setting of both hosts' namespaces).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host, OVSSwitch
+
+from controllers.drop_log import DropLog, plan_problems
+from controllers.launcher import ControllerChoice, ControllerProcess, choose_controller
+from controllers.plan_logic import ControllerConfig
+from core.active_runs import ActiveRun
+from core.paths import ProjectPaths
+from topologies.offloads import disable_offloads
+from topologies.prr_config import PrrPathConfig
+from topologies.trace_link import TraceLink
+
+log = logging.getLogger(__name__)
+
+SENDER_IP = "10.0.0.1"
+RECEIVER_IP = "10.0.0.2"
+SUBNET = "10.0.0.0/24"
+SENDER_PORT = 1      # OpenFlow port numbers on the bridge (ofport_request)
+RECEIVER_PORT = 2
+INITIAL_CWND = 10
+# Set in both hosts' namespaces: SACK on (the paper's flows used it), no cached metrics from an
+# earlier connection, and no early retransmit / tail loss probe (2011 kernels had neither).
+SYSCTLS = {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_no_metrics_save": "1",
+           "net.ipv4.tcp_early_retrans": "0"}
+OVS_MODULE = Path("/sys/module/openvswitch")
+
+
+class OvsUnavailable(RuntimeError):
+    """Open vSwitch is not installed or not running."""
+
+
+class PathSetupError(RuntimeError):
+    """A setting of the path could not be applied or read back."""
+
+
+def ovs_datapath() -> str:
+    """'kernel' when the openvswitch module is loaded, else 'user' (netdev)."""
+    return "kernel" if OVS_MODULE.is_dir() else "user"
+
+
+def check_ovs() -> None:
+    try:
+        out = subprocess.run(["ovs-vsctl", "--timeout=3", "show"], capture_output=True,
+                             text=True, timeout=10)
+    except FileNotFoundError:
+        raise OvsUnavailable("Open vSwitch is not installed (ovs-vsctl missing): run "
+                             "./setup/install.sh (package openvswitch-switch)") from None
+    except subprocess.TimeoutExpired:
+        out = None
+    if out is None or out.returncode != 0:
+        detail = (out.stderr.strip() if out is not None else "timed out") or "no output"
+        raise OvsUnavailable(f"Open vSwitch is not running (ovs-vsctl show: {detail}): start "
+                             "it with ./setup/start-ovs.sh")
+
+
+@dataclass(frozen=True)
+class _Remote:
+    """What OVSSwitch.start needs of a controller, without a Mininet node for it."""
+    name: str
+    port: int
+    protocol: str = "tcp"
+
+    def IP(self) -> str:  # noqa: N802 (Mininet's name)
+        return "127.0.0.1"
+
+
+class PrrPath:
+    """Context manager: builds the network and its controller, tears both down on exit."""
+
+    def __init__(self, config: PrrPathConfig, *, log_dir: Path, active: ActiveRun,
+                 paths: ProjectPaths | None = None) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.active = active
+        self.paths = paths or ProjectPaths()
+        self.datapath = ovs_datapath()
+        self.net: Mininet | None = None
+        self.switch: OVSSwitch | None = None
+        self.link: TraceLink | None = None
+        self.controller: ControllerProcess | None = None
+        self.choice: ControllerChoice | None = None
+        self.sysctls: dict[str, dict[str, str]] = {}
+
+    @property
+    def prefix(self) -> str:
+        return self.active.prefix
+
+    @property
+    def bridge(self) -> str:
+        return f"{self.prefix}x"
+
+    def __enter__(self) -> "PrrPath":
+        # Everything that can be refused is refused before anything is built.
+        self.choice = choose_controller(self.config.controller, self.paths.root)
+        check_ovs()
+        setLogLevel("warning")
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._build()
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def _build(self) -> None:
+        assert self.choice is not None
+        cfg = self.config
+        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
+        sender = self.net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24")
+        receiver = self.net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
+        for host in (sender, receiver):
+            self.active.add(host.pid, f"mininet:{host.name}")
+        dpid = f"{int(self.prefix[2:], 16):016x}" if re.fullmatch(r"nr[0-9a-f]+", self.prefix) \
+            else None
+        self.switch = self.net.addSwitch(self.bridge, cls=OVSSwitch, failMode="secure",
+                                         datapath=self.datapath, protocols="OpenFlow10",
+                                         dpid=dpid)
+        self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
+        self.active.add_bridge(self.bridge)
+        self.net.addLink(sender, self.switch, port2=SENDER_PORT)
+        # Mininet's words, as TCLink means them: bw and delay each way.
+        self.link = self.net.addLink(
+            self.switch, receiver, cls=TraceLink, port1=RECEIVER_PORT, bw=cfg.rate_mbps,
+            delay=f"{cfg.delay_ms}ms", queue=cfg.queue, log_dir=self.log_dir,
+            on_process=self.active.add, autostart=False)
+        self.net.build()
+        for host in (sender, receiver):
+            host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        self.net.staticArp()
+        for node, intf in ((sender, sender.defaultIntf()),
+                           (self.switch, self.switch.intfs[SENDER_PORT])):
+            disable_offloads(node, str(intf))
+        self._configure_tcp(sender, receiver)
+
+        ctl_config = ControllerConfig(cfg.plan, SENDER_PORT, RECEIVER_PORT, cfg.tcp_port,
+                                      self.log_dir / "controller-log.jsonl", cfg.quiet_s)
+        self.controller = ControllerProcess(self.choice, ctl_config, self.log_dir,
+                                            on_process=self.active.add, root=self.paths.root)
+        self.controller.start()
+        assert self.controller.port is not None
+        self.switch.start([_Remote(f"c{self.controller.port}", self.controller.port)])
+        self._check_ports()
+        self.controller.wait_ready(cfg.ready_timeout_s)
+        assert self.link is not None
+        self.link.start()
+
+    def _configure_tcp(self, sender: Host, receiver: Host) -> None:
+        for host in (sender, receiver):
+            for key, value in SYSCTLS.items():
+                host.cmd("sysctl", "-qw", f"{key}={value}")
+            intf = str(host.defaultIntf())
+            out = host.cmd("ip", "route", "replace", SUBNET, "dev", intf, "proto", "kernel",
+                           "scope", "link", "src", host.IP(), "initcwnd", str(INITIAL_CWND))
+            route = host.cmd("ip", "route", "show", SUBNET)
+            if f"initcwnd {INITIAL_CWND}" not in route:
+                raise PathSetupError(f"{host.name}: route initcwnd {INITIAL_CWND} not set: "
+                                     f"{out.strip()} / {route.strip()}")
+            values = _read_sysctls(host)
+            for key, want in SYSCTLS.items():
+                if values.get(key) != want:
+                    raise PathSetupError(f"{host.name}: {key} is {values.get(key)!r}, "
+                                         f"not {want} (is it per network namespace here?)")
+            self.sysctls[host.name] = values
+        (self.log_dir / "sysctls.json").write_text(json.dumps(
+            {"sender": self.sysctls[sender.name], "receiver": self.sysctls[receiver.name]},
+            indent=1, sort_keys=True))
+
+    def _check_ports(self) -> None:
+        assert self.switch is not None
+        for port, intf in self.switch.intfs.items():
+            if port == 0:
+                continue
+            got = self.switch.cmd("ovs-vsctl", "get", "Interface", str(intf), "ofport").strip()
+            if got != str(port):
+                raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}, "
+                                     f"expected {port}")
+
+    @property
+    def sender(self) -> Host:
+        assert self.net is not None
+        return self.net.get(f"{self.prefix}s")
+
+    @property
+    def receiver(self) -> Host:
+        assert self.net is not None
+        return self.net.get(f"{self.prefix}r")
+
+    def check_alive(self) -> None:
+        """Raise ControllerError or EmulatorFailed if a piece of the path died."""
+        assert self.controller is not None and self.link is not None
+        self.controller.check_alive()
+        self.link.check_alive()
+
+    def ping_rtts(self, count: int = 5, interval_s: float = 0.2) -> list[float]:
+        """Round-trip times (ms) of `count` pings from the sender to the receiver."""
+        out = self.sender.cmd("ping", "-n", "-c", str(count), "-i", f"{interval_s:g}",
+                              "-W", "2", RECEIVER_IP)
+        return [float(m) for m in re.findall(r"time=([0-9.]+) ms", out)]
+
+    def drop_log(self) -> DropLog:
+        assert self.controller is not None
+        return self.controller.drop_log()
+
+    def plan_problems(self) -> list[str]:
+        return plan_problems(self.config.plan, self.drop_log())
+
+    def describe(self) -> dict[str, Any]:
+        return {"config": {**asdict(self.config), "plan": self.config.plan.to_dict()},
+                "datapath": "kernel (system)" if self.datapath == "kernel"
+                else "userspace (netdev)",
+                "bridge": self.bridge,
+                "controller": self.controller.describe() if self.controller else None,
+                "sysctls": "sysctls.json", "initcwnd": INITIAL_CWND}
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._teardown()
+
+    def _teardown(self) -> None:
+        if self.link is not None:
+            self.link.stop()
+        if self.switch is not None:
+            self.switch.stop()
+            self.switch = None
+        if self.controller is not None:
+            self.controller.stop()
+        if self.net is not None:
+            # The switch took its ends of the sender's link with it; the hosts' go with them.
+            for host in self.net.hosts:
+                host.terminate()
+            self.net = None
+
+
+def _read_sysctls(host: Host) -> dict[str, str]:
+    out = host.cmd("sysctl", "-a", "-r", r"^net\.ipv4\.tcp_")
+    values: dict[str, str] = {}
+    for line in out.splitlines():
+        key, sep, value = line.partition(" = ")
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
