@@ -16,11 +16,16 @@ import re
 import threading
 import time
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from schemes.table import Param, SchemeEntry
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
+
+if TYPE_CHECKING:
+    from core.paths import ProjectPaths
+    from core.runspec import RunSpec
 
 log = logging.getLogger(__name__)
 
@@ -214,3 +219,23 @@ def _port(address: str) -> int | None:
         return int(address.rsplit(":", 1)[1])
     except (IndexError, ValueError):
         return None
+
+
+def _build(entry: SchemeEntry, spec: "RunSpec", paths: "ProjectPaths") -> TcpScheme:
+    return TcpScheme(entry.name, CongestionControlResolver.for_project(paths),
+                     impl=entry.value(spec, "cc_impl"),
+                     probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
+
+
+CC_IMPL = Param("cc_impl", str, "which provider must serve the congestion control "
+                "(auto: the kernel's, else a module, else our eBPF)",
+                choices=("auto", "kernel", "ebpf"), default="auto")
+# name, label, colour, marker
+_VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple", "^"),
+             ("bbr", "BBR", "tab:gray", "X"), ("vegas", "Vegas", "tab:green", "s"),
+             ("bic", "BIC", "tab:brown", "v"), ("hybla", "Hybla", "tab:pink", "D"))
+TABLE: tuple[SchemeEntry, ...] = tuple(
+    SchemeEntry(name, "tcp", f"Linux TCP {name} via iperf3 -C (kernel, module or eBPF)", _build,
+                params=(CC_IMPL,), label=label, colour=colour, marker=marker)
+    for name, label, colour, marker in _VARIANTS)
+TCP_VARIANTS = tuple(e.name for e in TABLE)
