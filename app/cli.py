@@ -185,6 +185,11 @@ def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return module.main(paths, _traces(args, paths), args)
 
 
+def cmd_contest(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.contest import main as contest_main
+    return contest_main(args, paths, _traces(args, paths))
+
+
 def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: one run of a matrix, in a child process of `repro run`."""
     from app.executor import execute
@@ -206,6 +211,7 @@ def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from app.contest_args import add_contest_parser
     from app.scheme_args import add_scheme_flags
     parser = argparse.ArgumentParser(prog="repro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="concurrency: only these levels, e.g. 8,10,12 (those below the "
                             "lowest are taken to hold: contention only grows with the level)")
 
+    add_contest_parser(sub)  # repro contest submit|board (app/contest_args.py)
+
     sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
     ex.add_argument("--experiment", required=True)
@@ -290,7 +298,7 @@ def _non_negative_int(text: str) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
-    "_required-traces": cmd_required_traces,
+    "_required-traces": cmd_required_traces, "contest": cmd_contest,
 }
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from experiments.base import Experiment
+from experiments.contest import Contest
 from experiments.contest_warmup_a import ContestWarmupA
 from experiments.sprout_fig7 import SproutFig7
 from experiments.sprout_risk import SproutRisk
@@ -12,7 +13,7 @@ class UnknownExperiment(ValueError):
 
 
 def all_experiments() -> list[Experiment]:
-    return [ContestWarmupA(), SproutFig7(), SproutRisk()]
+    return [ContestWarmupA(), SproutFig7(), SproutRisk(), Contest()]
 
 
 def get_experiment(name: str) -> Experiment:
