@@ -103,8 +103,8 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
         raise SubmissionRefused(f"--trials {args.trials} is out of range: 1 to {MAX_TRIALS}")
     sources = Sources.collect([Path(p) for p in args.sources])
     team = team_name(args.name, args.sources)
-    trace, role = resolve_trace(args.trace, traces)
     api = sources.api()
+    trace, role = resolve_trace(args.trace, traces)
     if os.geteuid() != 0:
         raise SandboxUnavailable("contest submit needs root (it builds and runs the code as "
                                  "an unprivileged user, in network namespaces): use sudo")
