@@ -20,6 +20,7 @@ run's id includes the hash: changed code is a new run.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -407,13 +408,19 @@ class SubmissionScheme(GrumpScheme):
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.sender is not None
-        if not (ends.out_dir / f"{self.sender_label}.json").is_file():
+        stats = ends.out_dir / f"{self.sender_label}.json"
+        try:
+            complete = isinstance(json.loads(stats.read_text()), dict)
+        except (OSError, ValueError):
+            complete = False  # missing, or left empty (the sender creates it at start)
+        if not complete:
             code = self.sender.proc.returncode
             if code is not None and code < 0:
                 raise RunInvalid(f"the controller did not finish: the sender was still running "
                                  f"at the end of the trace and was stopped ({signal_name(code)}) "
                                  "before writing its statistics; a callback that never returns?")
-            raise RunInvalid(self._stats_problem)
+            raise RunInvalid(self._stats_problem if not stats.exists() else
+                             "the sender's statistics are incomplete (not one JSON object)")
         facts = super().verify(ends)
         params = facts["sender"].get("parameters", {})
         facts["window_capped"] = bool(params.get("windows_above_cap"))
