@@ -171,11 +171,22 @@ def required_traces() -> set[str]:
     return names
 
 
+def check_contest_sandbox() -> list[Check]:
+    """`repro contest submit` builds and runs submitted code as an unprivileged user."""
+    from schemes.sandbox import SandboxUnavailable, SandboxUser
+    try:
+        user = SandboxUser.lookup()
+    except SandboxUnavailable as e:
+        return [Check("contest sandbox", False, str(e), INSTALL, required=False)]
+    return [Check("contest sandbox", True, f"user {user.name} (uid {user.uid}), prlimit, "
+                  "setpriv", required=False)]
+
+
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_congestion_controls(paths), check_ovs,
-        lambda: check_traces(traces, required_traces()),
+        lambda: check_traces(traces, required_traces()), check_contest_sandbox,
     ]
     failed = 0
     for group in groups:
