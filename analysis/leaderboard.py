@@ -218,7 +218,7 @@ def board(root: Path, trace: BoardTrace, records: list[RunRecord] | None = None
         records = finished_runs(ExperimentStore(root))
     ranked = [e for e in baseline_entries(root, records, trace)
               + submission_entries(root, records, trace)]
-    scored = sorted((e for e in ranked if e.score is not None), key=lambda e: -e.score)
+    scored = sorted((e for e in ranked if e.score is not None), key=lambda e: -(e.score or 0.0))
     failed = sorted((e for e in ranked if e.score is None), key=lambda e: e.name)
     top = omniscient_entry(trace)
     rows = ([top] if top else []) + scored + failed
@@ -276,7 +276,7 @@ def render_html(boards: list[tuple[BoardTrace, list[BoardEntry]]]) -> str:
              ".up, infinite queue, the whole trace once. See docs/contest.md.</p>"]
     if not boards:
         parts.append("<p>No contest runs yet: <code>./repro run contest</code> runs the "
-                      "baselines, <code>./repro contest submit DIR</code> a controller.</p>")
+                     "baselines, <code>./repro contest submit DIR</code> a controller.</p>")
     for trace, rows in boards:
         parts.append(f"<h2 id=\"{html.escape(trace.name, quote=True)}\">"
                      f"{html.escape(trace.title)}</h2>")

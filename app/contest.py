@@ -61,8 +61,8 @@ def team_name(given: str | None, sources: list[str]) -> str:
 def resolve_trace(given: str, traces: TraceSet) -> tuple[str, str | None]:
     """(trace base name, role or None); TraceError when its .down or .up is missing."""
     name = TRACE_ROLES.get(given, given)
-    role = given if given in TRACE_ROLES else next(
-        (r for r, n in TRACE_ROLES.items() if n == name), None)
+    roles = [r for r, n in TRACE_ROLES.items() if n == name]
+    role = given if given in TRACE_ROLES else (roles[0] if roles else None)
     for suffix in (".down", ".up"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]

@@ -53,7 +53,9 @@ def read_controllers(path: Path = CONTROLLERS_FILE) -> list[ControllerRow]:
         if fields[0] == "controller":
             if len(fields) != 8:
                 raise ControllerTableError(f"{where}: a controller row has 8 fields")
-            rows.append(ControllerRow(*fields[1:8], params=()))  # type: ignore[arg-type]
+            name, cpp_class, stem, label, colour, marker, description = fields[1:8]
+            rows.append(ControllerRow(name, cpp_class, stem, label, colour, marker, description,
+                                      params=()))
             params[fields[1]] = []
         elif fields[0] == "param":
             if len(fields) != 8:
@@ -70,7 +72,7 @@ def read_controllers(path: Path = CONTROLLERS_FILE) -> list[ControllerRow]:
         else:
             raise ControllerTableError(f"{where}: a row starts with controller or param")
     return [ControllerRow(r.name, r.cpp_class, r.stem, r.label, r.colour, r.marker,
-                         r.description, tuple(params[r.name])) for r in rows]
+                          r.description, tuple(params[r.name])) for r in rows]
 
 
 class GrumpScheme(NativePairScheme):

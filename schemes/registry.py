@@ -83,7 +83,7 @@ class SharedParam:
         return self.param.flag
 
     def help(self) -> str:
-        lines = {}
+        lines: dict[str, list[str]] = {}
         for name in self.schemes:
             p = scheme_entry(name).param(self.param.name)
             assert p is not None

@@ -19,6 +19,7 @@ run's id includes the hash: changed code is a new run.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -338,7 +339,7 @@ def build(sources: Sources, api: int, paths: ProjectPaths, user: SandboxUser,
                 return BuildResult(False, "\n".join(log_lines),
                                    f"{label}: still running after {limits.wall_s:g} s (the "
                                    "build's time-out)")
-            if result.returncode != 0:
+            if result.returncode is not None and result.returncode != 0:
                 why = signal_name(result.returncode)
                 return BuildResult(False, "\n".join(log_lines),
                                    f"{label} failed" + (f" ({why})" if why else ""))
@@ -385,6 +386,13 @@ class SubmissionScheme(GrumpScheme):
                    "--controller", "student", "--duration-s", f"{duration_s:g}",
                    "--stats", str(self.sandbox_dir / f"{self.sender_label}.json")]
         return self.user.wrap(command, self.limits)
+
+    def start_sender(self, ends: Endpoints, duration_s: float) -> None:
+        # The process record names what runs after prlimit and setpriv exec it, so
+        # `repro clean` recognises a leftover sender by its command line.
+        def record(pid: int, marker: str) -> None:
+            ends.on_process(pid, BINARY)
+        super().start_sender(dataclasses.replace(ends, on_process=record), duration_s)
 
     def wait_sender(self, timeout_s: float) -> None:
         assert self.sender is not None

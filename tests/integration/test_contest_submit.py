@@ -150,9 +150,8 @@ def test_a_faulty_controller_gets_a_failed_entry_with_the_reason(
     assert ",failed," in row
 
 
-def test_a_window_of_2_to_the_32_minus_1_is_capped_and_scored(tiny_traces: Path,
-                                                               results: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_window_of_2_to_the_32_minus_1_is_capped_and_scored(
+        tiny_traces: Path, results: Path, tmp_path: Path) -> None:
     folder = variant(tmp_path, "flood", {WINDOW: "unsigned int Controller::window_size()\n"
                                                  "{\n  return 4294967295u;\n}"})
     done = submit(folder, results, tiny_traces, "--name", "flood", "--trials", "1")

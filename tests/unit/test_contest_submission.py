@@ -45,8 +45,8 @@ def changed(old: str, new: str) -> str:
     (changed("unsigned int timeout_ms();", "unsigned int timeout_ms();\n  void packet_was_sent("
              "const uint64_t a, const uint64_t b );"), "several API generations"),
 ])
-def test_anything_else_is_refused_naming_the_signature_that_differs(header: str,
-                                                                     message: str) -> None:
+def test_anything_else_is_refused_naming_the_signature_that_differs(
+        header: str, message: str) -> None:
     with pytest.raises(SubmissionRefused) as e:
         check_api(header)
     assert message in str(e.value)
