@@ -151,3 +151,17 @@ def test_quick_mode_runs_three_baselines_on_the_training_trace() -> None:
     full = Contest().matrix(quick=False)
     assert {s.data_trace for s in full} == {"Verizon-LTE-short.down",
                                             "ATT-LTE-driving-2016.down", "TMobile-LTE-short.down"}
+
+
+def test_the_delay_view_is_the_contests_series_whose_p95_is_the_metric(tmp_path: Path) -> None:
+    from analysis.contest_views import e2e_delay_per_ms
+    from analysis.mahimahi_log import parse_log
+    from analysis.metrics import metrics_from_file, p95
+    data_log(tmp_path, 3)
+    log = parse_log(tmp_path / "data.log")
+    t_s, delay = e2e_delay_per_ms(log, 20)
+    # Received at 30, 40, ... 120 ms (10 ms apart, 20 ms after leaving), each sent 23 ms
+    # before: the delay is 23 on a reception and grows 1 per ms until the next one.
+    assert t_s[0] == 0.030 and delay[0] == 23 and delay[1] == 24 and delay[10] == 23
+    assert max(delay) == 32
+    assert p95(delay) == metrics_from_file(tmp_path / "data.log", 20).p95_e2e_delay_ms
