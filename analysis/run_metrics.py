@@ -31,7 +31,7 @@ def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> d
                    sender_end=meta.get("sender_end"),
                    emulator_scheduling=link.get("scheduling"))
     verification = meta.get("verification") or {}
-    for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256"):
+    for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped"):
         if key in verification:
             metrics[key] = verification[key]
     if "cc_requested" in verification:

@@ -3,22 +3,15 @@
 A TCP variant served by netrepro's own eBPF implementation (metrics.json
 `cc_provider` = "ebpf") is not the kernel's code, so its label says so:
 "Vegas (eBPF)". Kernel-served variants (built in or a module) carry no tag.
+Names, colours and markers come from the scheme tables (schemes/registry.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-DISPLAY_NAMES = {
-    "sprout": "Sprout",
-    "sprout-ewma": "Sprout-EWMA",
-    "cubic": "Cubic",
-    "vegas": "Vegas",
-    "reno": "Reno",
-    "bic": "BIC",
-    "hybla": "Hybla",
-    "bbr": "BBR",
-}
+from schemes.registry import UnknownScheme, scheme_entry
+
 # Providers that are not the kernel's own code, and the tag they get.
 PROVIDER_TAGS = {"ebpf": "eBPF"}
 KERNEL_TAG = "kernel"
@@ -30,23 +23,17 @@ class SchemeStyle:
     marker: str
 
 
-STYLES = {
-    "sprout": SchemeStyle("tab:red", "*"),
-    "sprout-ewma": SchemeStyle("tab:orange", "P"),
-    "cubic": SchemeStyle("tab:blue", "o"),
-    "vegas": SchemeStyle("tab:green", "s"),
-    "reno": SchemeStyle("tab:purple", "^"),
-    "bic": SchemeStyle("tab:brown", "v"),
-    "hybla": SchemeStyle("tab:pink", "D"),
-    "bbr": SchemeStyle("tab:gray", "X"),
-}
-_FALLBACK = (SchemeStyle("tab:olive", "h"), SchemeStyle("tab:cyan", "<"),
-             SchemeStyle("black", ">"), SchemeStyle("gold", "p"))
+# For names no table knows (none of these is a table entry's look).
+_FALLBACK = (SchemeStyle("lightcoral", "8"), SchemeStyle("slateblue", "H"),
+             SchemeStyle("dimgray", "d"), SchemeStyle("gold", "p"))
 
 
 def display_name(scheme: str) -> str:
     """The paper's spelling of a scheme name; unknown names are shown as they are."""
-    return DISPLAY_NAMES.get(scheme, scheme)
+    try:
+        return scheme_entry(scheme).display_name
+    except UnknownScheme:
+        return scheme
 
 
 def scheme_label(scheme: str, providers: Iterable[str | None] = ()) -> str:
@@ -65,6 +52,10 @@ def scheme_label(scheme: str, providers: Iterable[str | None] = ()) -> str:
 
 def scheme_style(scheme: str) -> SchemeStyle:
     """A fixed colour and marker per known scheme, so every panel reads the same."""
-    if scheme in STYLES:
-        return STYLES[scheme]
+    try:
+        entry = scheme_entry(scheme)
+    except UnknownScheme:
+        entry = None
+    if entry is not None and entry.colour and entry.marker:
+        return SchemeStyle(entry.colour, entry.marker)
     return _FALLBACK[sum(scheme.encode()) % len(_FALLBACK)]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.paths import MissingBinary, ProjectPaths, display
-from core.runspec import RunSpec, make_params
+from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -56,6 +56,8 @@ def cmd_list(args: argparse.Namespace, paths: ProjectPaths) -> int:
     print("schemes:")
     for info in known_schemes():
         print(f"  {info.name:22s} [{info.family}] {info.description}")
+        if info.flags:
+            print(f"  {'':22s} takes {', '.join(info.flags)} (see `repro one --help`)")
     print("traces:")
     for name in traces.known_traces():
         print(f"  {name}")
@@ -126,14 +128,14 @@ def _print_full_mode_estimate(experiments: list, trials: int, runner: Any) -> No
 
 def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.executor import execute
+    from app.scheme_args import scheme_params
     from core.results import ExperimentStore
     _require_root()
     traces = _traces(args, paths)
     spec = RunSpec(experiment="one", scheme=args.scheme, data_trace=args.data_trace,
                    ack_trace=args.ack_trace, delay_ms=args.delay_ms, queue=args.queue,
                    duration_s=None if args.once else args.duration,
-                   params=make_params(window=args.window, confidence=args.confidence,
-                                      cc_impl=None if args.cc_impl == "auto" else args.cc_impl))
+                   params=scheme_params(args, args.scheme))
     _validate_spec(spec, traces)
     store = ExperimentStore(Path(args.out) if args.out else paths.results_dir / "one")
     outcome = execute(spec, store, paths, traces)
@@ -183,6 +185,11 @@ def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return module.main(paths, _traces(args, paths), args)
 
 
+def cmd_contest(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.contest import main as contest_main
+    return contest_main(args, paths, _traces(args, paths))
+
+
 def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: one run of a matrix, in a child process of `repro run`."""
     from app.executor import execute
@@ -204,6 +211,8 @@ def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from app.contest_args import add_contest_parser
+    from app.scheme_args import add_scheme_flags
     parser = argparse.ArgumentParser(prog="repro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces-dir", default=os.environ.get("NETREPRO_TRACES"),
@@ -228,11 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
-    one.add_argument("--window", type=_positive_int, help="fixed-window: datagrams in flight")
-    one.add_argument("--confidence", type=float,
-                     help="sprout, sprout-ewma: forecast percentile (default 0.05)")
-    one.add_argument("--cc-impl", choices=("auto", "kernel", "ebpf"), default="auto",
-                     help="TCP: which provider must serve the congestion control")
+    add_scheme_flags(one)  # --window, --confidence, --cc-impl...: from the scheme tables
     one.add_argument("--data-trace", required=True,
                      help="trace name or path (data direction), or rate:<Mbit/s> for a fixed rate")
     one.add_argument("--ack-trace", required=True,
@@ -256,6 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--levels", type=_levels, default=None,
                        help="concurrency: only these levels, e.g. 8,10,12 (those below the "
                             "lowest are taken to hold: contention only grows with the level)")
+
+    add_contest_parser(sub)  # repro contest submit|board (app/contest_args.py)
 
     sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
@@ -291,7 +298,7 @@ def _non_negative_int(text: str) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
-    "_required-traces": cmd_required_traces,
+    "_required-traces": cmd_required_traces, "contest": cmd_contest,
 }
 
 

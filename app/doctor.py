@@ -123,7 +123,7 @@ def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
     from schemes.congestion_control import CongestionControlResolver
     from schemes.registry import TCP_VARIANTS
     resolver = CongestionControlResolver.for_project(paths)
-    available = resolver.available_variants()
+    available = resolver.available_variants(TCP_VARIANTS)
     checks = []
     for variant in TCP_VARIANTS:
         provider = available.get(variant)
@@ -172,11 +172,22 @@ def required_traces() -> set[str]:
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
+def check_contest_sandbox() -> list[Check]:
+    """`repro contest submit` builds and runs submitted code as an unprivileged user."""
+    from schemes.sandbox import SandboxUnavailable, SandboxUser
+    try:
+        user = SandboxUser.lookup()
+    except SandboxUnavailable as e:
+        return [Check("contest sandbox", False, str(e), INSTALL, required=False)]
+    return [Check("contest sandbox", True, f"user {user.name} (uid {user.uid}), prlimit, "
+                  "setpriv", required=False)]
+
+
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_congestion_controls(paths), check_ovs,
-        lambda: check_traces(traces, required_traces()),
+        lambda: check_traces(traces, required_traces()), check_contest_sandbox,
     ]
     failed = 0
     for group in groups:

@@ -9,7 +9,7 @@ from core.paths import REPO_ROOT
 # Measurement code: the emulator, the endpoints, the topology, the schemes, the controllers.
 # Analysis and plotting are not here: figures regenerate without rerunning.
 _MEASUREMENT_DIRS = ("native", "topologies", "schemes", "controllers")
-_SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt"}
+_SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt", ".tsv"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from experiments.base import Experiment
+from experiments.contest import Contest
 from experiments.contest_warmup_a import ContestWarmupA
 from experiments.prr_fig2 import PrrFig2
 from experiments.sprout_fig7 import SproutFig7
@@ -13,7 +14,7 @@ class UnknownExperiment(ValueError):
 
 
 def all_experiments() -> list[Experiment]:
-    return [ContestWarmupA(), SproutFig7(), SproutRisk(), PrrFig2()]
+    return [ContestWarmupA(), SproutFig7(), SproutRisk(), PrrFig2(), Contest()]
 
 
 def get_experiment(name: str) -> Experiment:

@@ -38,7 +38,7 @@ import subprocess
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from core.paths import ProjectPaths
 
@@ -52,8 +52,6 @@ RECOVERY_SOURCE = "recovery.bpf.c"
 RECOVERY_VARIANTS = tuple(f"{recovery}_{base}" for recovery in ("rh", "3517", "prr")
                           for base in ("reno", "cubic"))
 ALL_EBPF_VARIANTS = EBPF_VARIANTS + RECOVERY_VARIANTS
-# The variants the doctor reports on.
-KNOWN_VARIANTS = ("reno", "cubic", "bbr", "vegas", "bic", "hybla")
 IMPLS = ("auto", "kernel", "ebpf")
 EBPF_PREFIX = "bpf_"
 AVAILABLE_PATH = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -204,14 +202,15 @@ class CongestionControlResolver:
                 return
         raise CcUnavailable(self._unavailable_message(name, impl, notes))
 
-    def available_variants(self) -> dict[str, str | None]:
-        """For each known variant, the provider that would serve it (None: nothing).
+    def available_variants(self, variants: Iterable[str]) -> dict[str, str | None]:
+        """For each variant (the TCP scheme table's), the provider that would serve it
+        (None: nothing).
 
         Reads only: no module is loaded and nothing is registered.
         """
         kernel = set(self._kernel_list())
         result: dict[str, str | None] = {}
-        for name in KNOWN_VARIANTS:
+        for name in variants:
             module = f"tcp_{name}"
             if name in kernel:
                 result[name] = "module" if self.system.module_loaded(module) else "builtin"

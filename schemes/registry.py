@@ -1,28 +1,32 @@
-"""Scheme names -> scheme objects. Adding a scheme family is one entry here."""
+"""Every scheme, by name: the families' tables joined (schemes/table.py).
+
+Adding a scheme to a family is one entry in that family's TABLE; adding a family
+is a module with a TABLE and one line in FAMILIES below. The CLI, `repro list`,
+parameter checking, the run factory and figure labels all read from here.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
-from schemes.base import Scheme, SchemeUnavailable
-from schemes.congestion_control import CongestionControlResolver
-from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
-from schemes.recovery import RECOVERY_BASES, RecoveryRequest
-from schemes.sprout import MODELS as SPROUT_MODELS
-from schemes.sprout import SproutScheme
-from schemes.tcp import TcpScheme
-from schemes.tcp_probe_recorder import TcpProbeSetup
+from schemes import grump, sprout, submission, tcp
+from schemes.base import Scheme
+from schemes.table import Param, SchemeEntry, SchemeParameterError
 
-TCP_VARIANTS = ("cubic", "reno", "bbr", "vegas", "bic", "hybla")
+__all__ = ["SchemeParameterError", "UnknownScheme", "TCP_VARIANTS", "all_entries",
+           "scheme_entry", "known_schemes", "accepted_params", "check_params", "make_scheme",
+           "shared_params"]
+
+FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, grump.TABLE, sprout.TABLE,
+                                                 submission.TABLE)
+
+TCP_VARIANTS = tcp.TCP_VARIANTS
 
 
 class UnknownScheme(ValueError):
     pass
-
-
-class SchemeParameterError(ValueError):
-    """A parameter the scheme does not take: refused, never silently ignored."""
 
 
 @dataclass(frozen=True)
@@ -30,76 +34,91 @@ class SchemeInfo:
     name: str
     family: str
     description: str
+    flags: tuple[str, ...] = ()
+
+
+def all_entries() -> list[SchemeEntry]:
+    return [entry for family in FAMILIES for entry in family]
+
+
+def scheme_entry(name: str) -> SchemeEntry:
+    for entry in all_entries():
+        if entry.name == name:
+            return entry
+    raise UnknownScheme(f"unknown scheme {name!r}; known: "
+                        + ", ".join(e.name for e in all_entries() if e.listed))
 
 
 def known_schemes() -> list[SchemeInfo]:
-    infos = [SchemeInfo(v, "tcp", f"Linux TCP {v} via iperf3 -C (kernel, module or eBPF)")
-             for v in TCP_VARIANTS]
-    infos += [SchemeInfo(c, "grump", f"datagrump controller '{c}'") for c in CONTROLLERS]
-    infos += [SchemeInfo("sprout", "sprout", "Sprout (stochastic forecasts), our implementation"),
-              SchemeInfo("sprout-ewma", "sprout", "Sprout-EWMA, our implementation")]
-    return infos
+    return [SchemeInfo(e.name, e.family, e.description, tuple(p.flag for p in e.params))
+            for e in all_entries() if e.listed]
 
 
 def accepted_params(name: str) -> frozenset[str]:
     """The RunSpec parameters scheme `name` reads."""
-    if name in RECOVERY_BASES:
-        return frozenset({"cc_impl", "recovery"})  # recovery: schemes/recovery.py
-    if name in TCP_VARIANTS:
-        return frozenset({"cc_impl"})
-    if name in CONTROLLERS:
-        return frozenset({"window"}) if name in TAKES_WINDOW else frozenset()
-    if name in SPROUT_MODELS:
-        return frozenset({"confidence"})
-    raise UnknownScheme(f"unknown scheme {name!r}; known: "
-                        + ", ".join(i.name for i in known_schemes()))
-
-
-# How each parameter is given on the command line, for the error message.
-PARAM_FLAGS = {"cc_impl": "--cc-impl", "window": "--window", "confidence": "--confidence",
-               "recovery": "--recovery"}
+    return frozenset(p.name for p in scheme_entry(name).params)
 
 
 def check_params(spec: RunSpec) -> None:
-    """Refuse parameters the scheme would ignore (they would also change the run's id)."""
-    accepted = accepted_params(spec.scheme)
-    extra = sorted(k for k, _ in spec.params if k not in accepted)
-    if extra:
-        takes = ", ".join(PARAM_FLAGS.get(k, k) for k in sorted(accepted)) or "no parameters"
-        raise SchemeParameterError(
-            f"{spec.scheme} does not take {', '.join(PARAM_FLAGS.get(k, k) for k in extra)}; "
-            f"it takes {takes}")
+    """Refuse parameters the scheme would ignore (they would also change the run's id),
+    values out of their declared range, and missing required ones."""
+    scheme_entry(spec.scheme).check(dict(spec.params))
 
 
 def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
-    name = spec.scheme
-    check_params(spec)
-    if name in TCP_VARIANTS:
-        resolver = CongestionControlResolver.for_project(paths)
-        recovery = _recovery_request(spec)
-        return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
-                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"), recovery=recovery)
-    if name in CONTROLLERS:
-        window = spec.param("window")
-        if name == "fixed-window" and window is None:
-            raise SchemeParameterError("fixed-window needs a window: pass --window N")
-        return GrumpScheme(name, paths, window=window)
-    if name in SPROUT_MODELS:
-        confidence = spec.param("confidence")
-        return SproutScheme(name, paths) if confidence is None else SproutScheme(
-            name, paths, confidence=float(confidence))
-    raise UnknownScheme(f"unknown scheme {name!r}; known: "
-                        + ", ".join(i.name for i in known_schemes()))
+    entry = scheme_entry(spec.scheme)
+    entry.check(dict(spec.params))
+    return entry.build(entry, spec, paths)
 
 
-def _recovery_request(spec: RunSpec) -> RecoveryRequest | None:
-    """A run's fast-recovery request (`recovery` parameter), which decides the implementation."""
-    recovery = spec.param("recovery")
-    if recovery is None:
-        return None
-    if spec.param("cc_impl") is not None:
-        raise SchemeParameterError("--recovery decides the implementation: drop --cc-impl")
-    try:
-        return RecoveryRequest(spec.scheme, str(recovery))
-    except ValueError as e:
-        raise SchemeParameterError(str(e)) from e
+@dataclass(frozen=True)
+class SharedParam:
+    """One CLI flag: a parameter name and every listed scheme that takes it."""
+
+    param: Param
+    schemes: tuple[str, ...]
+
+    @property
+    def flag(self) -> str:
+        return self.param.flag
+
+    def help(self) -> str:
+        lines: dict[str, list[str]] = {}
+        for name in self.schemes:
+            p = scheme_entry(name).param(self.param.name)
+            assert p is not None
+            default = "" if p.default is None else f", default {p.default:g}" \
+                if isinstance(p.default, (int, float)) else f", default {p.default}"
+            lines.setdefault(f"{p.help} ({p.accepted()}{default})", []).append(name)
+        return "; ".join(f"{', '.join(names)}: {text}" for text, names in lines.items())
+
+
+def shared_params() -> list[SharedParam]:
+    """Every parameter name of the listed schemes, once, with the schemes that take it.
+
+    A name means one type everywhere (the CLI has one flag for it); a table that gives
+    one name two types is refused here, and by a unit test.
+    """
+    found: dict[str, tuple[Param, list[str]]] = {}
+    for entry in all_entries():
+        if not entry.listed:
+            continue
+        for p in entry.params:
+            if p.name in found and found[p.name][0].type is not p.type:
+                raise TypeError(f"parameter {p.name} is {found[p.name][0].type.__name__} in "
+                                f"{found[p.name][1][0]} but {p.type.__name__} in {entry.name}")
+            found.setdefault(p.name, (p, []))[1].append(entry.name)
+    return [SharedParam(p, tuple(names)) for p, names in found.values()]
+
+
+def params_from_values(scheme: str, values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The RunSpec params of `scheme` from CLI values by parameter name (None: not given)."""
+    entry = scheme_entry(scheme)
+    given = {k: v for k, v in values.items() if v is not None}
+    for name, value in list(given.items()):
+        declared = entry.param(name)
+        # A mode given as its default (--cc-impl auto) is the run without it: the same id.
+        if declared is not None and declared.choices and value == declared.default:
+            del given[name]
+    entry.check(given)
+    return tuple(sorted(given.items()))

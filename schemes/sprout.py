@@ -7,15 +7,18 @@ plotting a zero-throughput point.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.paths import ProjectPaths
 from schemes.base import Endpoints
 from schemes.native_pair import NativePairScheme
+from schemes.table import Param, SchemeEntry
+
+if TYPE_CHECKING:
+    from core.runspec import RunSpec
 
 SPROUT_PORT = 9100
 DEFAULT_CONFIDENCE = 0.05
-MODELS = ("sprout", "sprout-ewma")
 
 
 class SproutScheme(NativePairScheme):
@@ -25,8 +28,6 @@ class SproutScheme(NativePairScheme):
     def __init__(self, name: str, paths: ProjectPaths,
                  confidence: float = DEFAULT_CONFIDENCE) -> None:
         super().__init__()
-        if name not in MODELS:
-            raise ValueError(f"not a Sprout scheme: {name}")
         self.name = name
         self.ewma = name == "sprout-ewma"
         self.confidence = confidence
@@ -46,3 +47,18 @@ class SproutScheme(NativePairScheme):
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.name, "family": "sprout", "confidence": self.confidence}
+
+
+def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> SproutScheme:
+    return SproutScheme(entry.name, paths, confidence=float(entry.value(spec, "confidence")))
+
+
+CONFIDENCE = Param("confidence", float, "forecast percentile the sender trusts (risk knob)",
+                   minimum=0.001, maximum=0.999, default=DEFAULT_CONFIDENCE)
+TABLE: tuple[SchemeEntry, ...] = (
+    SchemeEntry("sprout", "sprout", "Sprout (stochastic forecasts), our implementation", _build,
+                params=(CONFIDENCE,), label="Sprout", colour="tab:red", marker="*"),
+    SchemeEntry("sprout-ewma", "sprout", "Sprout-EWMA, our implementation", _build,
+                params=(CONFIDENCE,), label="Sprout-EWMA", colour="tab:orange", marker="P"),
+)
+MODELS = tuple(e.name for e in TABLE)

@@ -16,12 +16,17 @@ import re
 import threading
 import time
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
-from schemes.recovery import RecoveryRequest, provide_recovery
+from schemes.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
+from schemes.table import Param, SchemeEntry, SchemeParameterError
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
+
+if TYPE_CHECKING:
+    from core.paths import ProjectPaths
+    from core.runspec import RunSpec
 
 log = logging.getLogger(__name__)
 
@@ -226,3 +231,41 @@ def _port(address: str) -> int | None:
         return int(address.rsplit(":", 1)[1])
     except (IndexError, ValueError):
         return None
+
+
+def _build(entry: SchemeEntry, spec: "RunSpec", paths: "ProjectPaths") -> TcpScheme:
+    return TcpScheme(entry.name, CongestionControlResolver.for_project(paths),
+                     impl=entry.value(spec, "cc_impl"),
+                     probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
+                     recovery=_recovery_request(spec))
+
+
+def _recovery_request(spec: "RunSpec") -> RecoveryRequest | None:
+    """A run's fast-recovery request (`recovery` parameter), which decides the implementation."""
+    recovery = spec.param("recovery")
+    if recovery is None:
+        return None
+    if spec.param("cc_impl") is not None:
+        raise SchemeParameterError("--recovery decides the implementation: drop --cc-impl")
+    try:
+        return RecoveryRequest(spec.scheme, str(recovery))
+    except ValueError as e:
+        raise SchemeParameterError(str(e)) from e
+
+
+CC_IMPL = Param("cc_impl", str, "which provider must serve the congestion control "
+                "(auto: the kernel's, else a module, else our eBPF)",
+                choices=("auto", "kernel", "ebpf"), default="auto")
+RECOVERY = Param("recovery", str, "fast recovery: the kernel's PRR or our eBPF rate halving, "
+                 "RFC 3517 or PRR (schemes/recovery.py; decides the implementation)",
+                 choices=tuple(RECOVERIES))
+# name, label, colour, marker
+_VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple", "^"),
+             ("bbr", "BBR", "tab:gray", "X"), ("vegas", "Vegas", "tab:green", "s"),
+             ("bic", "BIC", "tab:brown", "v"), ("hybla", "Hybla", "tab:pink", "D"))
+TABLE: tuple[SchemeEntry, ...] = tuple(
+    SchemeEntry(name, "tcp", f"Linux TCP {name} via iperf3 -C (kernel, module or eBPF)", _build,
+                params=(CC_IMPL, RECOVERY) if name in RECOVERY_BASES else (CC_IMPL,),
+                label=label, colour=colour, marker=marker)
+    for name, label, colour, marker in _VARIANTS)
+TCP_VARIANTS = tuple(e.name for e in TABLE)

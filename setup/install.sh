@@ -64,6 +64,13 @@ cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF
   -DNETREPRO_TESTS=$tests >/dev/null
 make -C build/native -j"$(nproc)" --no-print-directory
 
+# Submitted contest controllers are compiled and run as this unprivileged system user
+# (schemes/sandbox.py); prlimit and setpriv come with util-linux.
+if ! getent passwd netrepro-student >/dev/null; then
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+    netrepro-student
+fi
+
 # The tcp:tcp_probe tracepoint lives in tracefs, which a minimal VM may not mount.
 if [[ ! -d /sys/kernel/tracing/events ]]; then
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "setup: warning: cannot mount tracefs" >&2

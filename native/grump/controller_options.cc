@@ -1,15 +1,15 @@
 #include "controller_options.hh"
 
-#include <stdexcept>
-
 namespace netrepro::grump {
 
-void ControllerOptions::reject_window(const std::string& controller) const {
-  if (window.has_value()) {
-    throw std::invalid_argument("controller '" + controller +
-                                "' computes its own window and takes no --window; drop --window " +
-                                std::to_string(*window));
-  }
+double ControllerOptions::get(const std::string& name, double fallback) const {
+  const auto it = values.find(name);
+  return it == values.end() ? fallback : it->second;
+}
+
+ControllerOptions& ControllerOptions::set(const std::string& name, double value) {
+  values[name] = value;
+  return *this;
 }
 
 }  // namespace netrepro::grump

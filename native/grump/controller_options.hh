@@ -1,19 +1,30 @@
-// Command-line options a controller factory may use.
+// The parameters a controller runs with. The registry fills them from the
+// command line (--window N, --param NAME=VALUE) and the defaults declared in
+// controllers.tsv, after checking each against its declared range.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
 namespace netrepro::grump {
 
-struct ControllerOptions {
-  std::optional<unsigned int> window;  // --window N
+// One declared parameter of a controller (a `param` row of controllers.tsv).
+struct ParamSpec {
+  std::string name;
+  bool integer = false;
+  double minimum = 0;
+  double maximum = 0;
+  std::optional<double> default_value;  // none: the parameter must be given
+};
 
-  // The window given, else the controller's default.
-  unsigned int window_or(unsigned int fallback) const { return window.value_or(fallback); }
-  // For controllers that set their own window: an explicit --window is an error,
-  // not something to ignore silently.
-  void reject_window(const std::string& controller) const;
+struct ControllerOptions {
+  std::map<std::string, double> values;  // by parameter name
+  bool debug = false;                    // --debug: the controller may trace to stderr
+
+  // The value of `name`, else `fallback` (a controller built without the registry).
+  double get(const std::string& name, double fallback) const;
+  ControllerOptions& set(const std::string& name, double value);
 };
 
 }  // namespace netrepro::grump

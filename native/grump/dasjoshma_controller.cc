@@ -5,9 +5,8 @@
 
 namespace netrepro::grump {
 
-DasJoshmaController::DasJoshmaController(const ControllerOptions& options) {
-  options.reject_window("dasjoshma");
-}
+DasJoshmaController::DasJoshmaController(const ControllerOptions& options)
+    : target_delay_ms_(options.get("target_delay_ms", kSafeDelayMs)) {}
 
 void DasJoshmaController::update_estimate(uint64_t now_ms, uint64_t delay_ms) {
   if (now_ms - last_tick_ms_ < kTickMs) {
@@ -32,7 +31,7 @@ unsigned int DasJoshmaController::window_size() {
   const double scale = 1.0 + kScaleStep * (ticks_higher_ - ticks_lower_);
   // A long run of low ticks makes the scale negative; the original then cast a
   // negative double to unsigned (undefined). A closed window is what it meant.
-  return static_cast<unsigned int>(std::max(0.0, std::floor(throughput_ * scale * kSafeDelayMs)));
+  return static_cast<unsigned int>(std::max(0.0, std::floor(throughput_ * scale * target_delay_ms_)));
 }
 
 void DasJoshmaController::datagram_was_sent(uint64_t, uint64_t send_timestamp, bool) {
@@ -53,7 +52,7 @@ void DasJoshmaController::ack_received(uint64_t, uint64_t send_timestamp_acked,
 std::map<std::string, double> DasJoshmaController::parameters() const {
   return {{"tick_ms", static_cast<double>(kTickMs)},
           {"ewma_gain", kEwmaGain},
-          {"safe_delay_ms", kSafeDelayMs},
+          {"target_delay_ms", target_delay_ms_},
           {"scale_step", kScaleStep},
           {"timeout_ms", kTimeoutMs}};
 }

@@ -42,6 +42,7 @@ class DasJoshmaController : public Controller {
  private:
   void update_estimate(uint64_t now_ms, uint64_t delay_ms);
 
+  double target_delay_ms_;  // kSafeDelayMs unless given
   uint64_t acks_this_tick_ = 0;
   uint64_t last_tick_ms_ = 0;
   double throughput_ = 0.0;  // datagrams per ms

@@ -17,11 +17,12 @@ class FixedWindowController : public Controller {
   unsigned int window_size() override { return window_; }
   void datagram_was_sent(uint64_t, uint64_t, bool) override {}
   void ack_received(uint64_t, uint64_t, uint64_t, uint64_t) override {}
-  unsigned int timeout_ms() override { return kTimeoutMs; }
+  unsigned int timeout_ms() override { return timeout_ms_; }
   std::map<std::string, double> parameters() const override;
 
  private:
   unsigned int window_;
+  unsigned int timeout_ms_;
 };
 
 }  // namespace netrepro::grump

@@ -1,4 +1,5 @@
-// grump-sender --host H --port P --controller NAME [--window N] [--duration-s S]
+// grump-sender --host H --port P --controller NAME [--window N] [--param NAME=VALUE]...
+//              [--duration-s S]
 //              [--stats FILE] [--log FILE] [--debug]
 #include <cmath>
 #include <cstdlib>
@@ -38,7 +39,10 @@ struct Options {
 
 void usage(std::ostream& out, const ControllerRegistry& registry) {
   out << "usage: grump-sender --host H --port P --controller NAME [--window N]\n"
-         "                    [--duration-s S] [--stats FILE] [--log FILE] [--debug]\n"
+         "                    [--param NAME=VALUE]... [--duration-s S] [--stats FILE]\n"
+         "                    [--log FILE] [--debug]\n"
+         "  --param sets a controller parameter (controllers.tsv lists them, with their\n"
+         "  ranges); --window N is --param window=N.\n"
          "  Sends contest datagrams to H:P under a congestion controller for S seconds\n"
          "  (or until SIGINT/SIGTERM), then writes stats JSON to FILE (if given).\n"
          "  --log FILE writes one line per ACK: ack_arrival_ms seq rtt_ms window.\n"
@@ -99,8 +103,22 @@ Options parse(int argc, char* argv[], const ControllerRegistry& registry) {
     } else if (arg == "--controller") {
       o.controller = value();
     } else if (arg == "--window") {
-      o.controller_options.window = static_cast<unsigned int>(
-          parse_unsigned(arg, value(), std::numeric_limits<unsigned int>::max()));
+      o.controller_options.set("window", static_cast<double>(parse_unsigned(
+                                             arg, value(), std::numeric_limits<unsigned int>::max())));
+    } else if (arg == "--param") {
+      const std::string text = value();
+      const size_t eq = text.find('=');
+      size_t used = 0;
+      double number = 0;
+      try {
+        number = eq == std::string::npos ? 0 : std::stod(text.substr(eq + 1), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (eq == std::string::npos || eq == 0 || used == 0 || eq + 1 + used != text.size()) {
+        throw std::invalid_argument("--param '" + text + "' is not NAME=NUMBER");
+      }
+      o.controller_options.set(text.substr(0, eq), number);
     } else if (arg == "--duration-s") {
       o.duration_s = parse_duration(value());
     } else if (arg == "--stats") {
@@ -109,6 +127,7 @@ Options parse(int argc, char* argv[], const ControllerRegistry& registry) {
       o.log_path = value();
     } else if (arg == "--debug") {
       o.debug = true;
+      o.controller_options.debug = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(std::cout, registry);
       std::exit(0);

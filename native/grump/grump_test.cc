@@ -28,7 +28,7 @@ namespace {
 
 ControllerOptions with_window(unsigned int w) {
   ControllerOptions o;
-  o.window = w;
+  o.set("window", w);
   return o;
 }
 
@@ -333,7 +333,8 @@ TEST(Registry, KnowsEveryShippedController) {
                                           "fixed-window", "johnnybameesh", "sheen"};
   EXPECT_EQ(r.names(), expected);
   for (const auto& name : expected) {
-    EXPECT_NE(r.create(name, ControllerOptions{}), nullptr) << name;
+    const ControllerOptions options = name == "fixed-window" ? with_window(3) : ControllerOptions{};
+    EXPECT_NE(r.create(name, options), nullptr) << name;
   }
   EXPECT_EQ(r.create("fixed-window", with_window(7))->window_size(), 7u);
 }
@@ -354,9 +355,82 @@ TEST(Registry, UnknownNameListsTheKnownOnes) {
 TEST(Registry, WindowOptionRejectedWhereTheControllerSetsItsOwn) {
   const ControllerRegistry r = ControllerRegistry::with_builtin_controllers();
   for (const char* name : {"dasjoshma", "johnnybameesh", "sheen"}) {
-    EXPECT_THROW(r.create(name, with_window(5)), std::invalid_argument) << name;
+    try {
+      r.create(name, with_window(5));
+      FAIL() << name << ": no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("takes no parameter 'window'"), std::string::npos)
+          << e.what();
+    }
   }
   EXPECT_EQ(r.create("aimd", with_window(5))->window_size(), 5u);
+}
+
+TEST(Registry, ParametersOutOfRangeOrMissingAreRefusedNamingTheRange) {
+  const ControllerRegistry r = ControllerRegistry::with_builtin_controllers();
+  ControllerOptions bad;
+  bad.set("decrease", 0.5);  // below the declared 1.01: would grow the window on a loss
+  try {
+    r.create("aimd", bad);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("decrease 0.5 is out of range: 1.01 to 100"),
+              std::string::npos)
+        << e.what();
+  }
+  ControllerOptions fractional;
+  fractional.set("timeout_ms", 10.5);
+  EXPECT_THROW(r.create("aimd", fractional), std::invalid_argument);
+  EXPECT_THROW(r.create("fixed-window", ControllerOptions{}), std::invalid_argument);  // no window
+  ControllerOptions inverted;
+  inverted.set("low_rtt_ms", 120).set("high_rtt_ms", 80);
+  EXPECT_THROW(r.create("delay-trigger", inverted), std::invalid_argument);
+}
+
+TEST(Registry, ParametersReachTheController) {
+  const ControllerRegistry r = ControllerRegistry::with_builtin_controllers();
+  ControllerOptions o;
+  o.set("decrease", 4).set("timeout_ms", 1000).set("rtt_threshold_ms", 60);
+  const auto c = r.create("aimd", o);
+  EXPECT_EQ(c->timeout_ms(), 1000u);
+  EXPECT_DOUBLE_EQ(c->parameters().at("decrease"), 4.0);
+  EXPECT_DOUBLE_EQ(c->parameters().at("rtt_threshold_ms"), 60.0);
+  // W = 10 initially; a timeout divides by 4: floor(2.5) = 2.
+  c->datagram_was_sent(0, 0, true);
+  EXPECT_EQ(c->window_size(), 2u);
+}
+
+// controllers.tsv declares the defaults the registry fills in; each class has the same
+// numbers as constants for use without the registry. They must agree.
+TEST(Registry, DeclaredDefaultsMatchTheControllersOwn) {
+  const ControllerRegistry r = ControllerRegistry::with_builtin_controllers();
+  for (const auto& name : r.names()) {
+    ControllerOptions given;
+    for (const auto& p : r.params(name)) {
+      if (!p.default_value) {
+        given.set(p.name, p.minimum);  // a required one: the same value both ways
+      }
+    }
+    const ControllerOptions resolved = r.resolve(name, given);
+    const auto via_registry = r.create(name, given)->parameters();
+    for (const auto& p : r.params(name)) {
+      ASSERT_TRUE(via_registry.count(p.name)) << name << " does not report " << p.name;
+      EXPECT_DOUBLE_EQ(via_registry.at(p.name), resolved.values.at(p.name)) << name << p.name;
+    }
+    // Built directly, with only the required values: the class's own defaults.
+    std::unique_ptr<Controller> direct;
+    if (name == "fixed-window") direct = std::make_unique<FixedWindowController>(given);
+    if (name == "aimd") direct = std::make_unique<AimdController>(given);
+    if (name == "delay-trigger") direct = std::make_unique<DelayTriggerController>(given);
+    if (name == "dasjoshma") direct = std::make_unique<DasJoshmaController>(given);
+    if (name == "johnnybameesh") direct = std::make_unique<JohnnybAmeeshController>(given);
+    if (name == "sheen") direct = std::make_unique<SheenController>(given);
+    ASSERT_NE(direct, nullptr) << name << ": add it to this test";
+    for (const auto& p : r.params(name)) {
+      EXPECT_DOUBLE_EQ(direct->parameters().at(p.name), resolved.values.at(p.name))
+          << name << ": controllers.tsv's default for " << p.name << " differs from the class's";
+    }
+  }
 }
 
 TEST(Registry, DuplicateNameIsAnError) {

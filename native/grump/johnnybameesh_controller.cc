@@ -5,12 +5,11 @@
 
 namespace netrepro::grump {
 
-JohnnybAmeeshController::JohnnybAmeeshController(const ControllerOptions& options) {
-  options.reject_window("johnnybameesh");
-}
+JohnnybAmeeshController::JohnnybAmeeshController(const ControllerOptions& options)
+    : target_delay_ms_(options.get("target_delay_ms", kEstimatedRttMs)) {}
 
 unsigned int JohnnybAmeeshController::window_size() {
-  return static_cast<unsigned int>(std::floor(throughput_ * kEstimatedRttMs));
+  return static_cast<unsigned int>(std::floor(throughput_ * target_delay_ms_));
 }
 
 void JohnnybAmeeshController::ack_received(uint64_t sequence_number_acked,
@@ -37,7 +36,7 @@ void JohnnybAmeeshController::ack_received(uint64_t sequence_number_acked,
 
 std::map<std::string, double> JohnnybAmeeshController::parameters() const {
   return {{"update_interval_ms", static_cast<double>(kUpdateIntervalMs)},
-          {"estimated_rtt_ms", kEstimatedRttMs},
+          {"target_delay_ms", target_delay_ms_},
           {"old_weight", kOldWeight},
           {"new_weight", kNewWeight},
           {"timeout_ms", kTimeoutMs}};

@@ -40,6 +40,7 @@ class JohnnybAmeeshController : public Controller {
   double throughput_per_ms() const { return throughput_; }
 
  private:
+  double target_delay_ms_;  // window = throughput x this (kEstimatedRttMs unless given)
   double throughput_ = 0.0;  // datagrams per ms
   uint64_t update_time_ms_ = 0;
   uint64_t last_sequence_number_ = 0;

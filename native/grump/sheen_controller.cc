@@ -4,9 +4,9 @@
 
 namespace netrepro::grump {
 
-SheenController::SheenController(const ControllerOptions& options) {
-  options.reject_window("sheen");
-}
+SheenController::SheenController(const ControllerOptions& options)
+    : delay_event_rtt_ms_(
+          static_cast<uint64_t>(options.get("rtt_threshold_ms", kDelayEventRttMs))) {}
 
 void SheenController::on_delay_event() {
   if (delay_events_ < kDelayEventsIgnored) {
@@ -21,7 +21,7 @@ void SheenController::on_delay_event() {
 void SheenController::ack_received(uint64_t, uint64_t send_timestamp_acked, uint64_t,
                                    uint64_t timestamp_ack_received) {
   const uint64_t rtt = timestamp_ack_received - send_timestamp_acked;
-  const bool delay_event = rtt >= kDelayEventRttMs;
+  const bool delay_event = rtt >= delay_event_rtt_ms_;
   if (state_ == State::kCongestionAvoidance) {
     if (delay_event) {
       on_delay_event();
@@ -43,7 +43,7 @@ void SheenController::ack_received(uint64_t, uint64_t send_timestamp_acked, uint
 std::map<std::string, double> SheenController::parameters() const {
   return {{"initial_window", kInitialWindow},
           {"initial_ssthresh", kInitialSsthresh},
-          {"delay_event_rtt_ms", static_cast<double>(kDelayEventRttMs)},
+          {"rtt_threshold_ms", static_cast<double>(delay_event_rtt_ms_)},
           {"delay_events_ignored", kDelayEventsIgnored},
           {"min_window", kMinWindow},
           {"timeout_ms", kTimeoutMs}};

@@ -46,6 +46,7 @@ class SheenController : public Controller {
  private:
   void on_delay_event();
 
+  uint64_t delay_event_rtt_ms_;  // kDelayEventRttMs unless given
   double window_ = kInitialWindow;
   double ssthresh_ = kInitialSsthresh;
   int delay_events_ = 0;

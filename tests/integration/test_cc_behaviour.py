@@ -34,6 +34,7 @@ import pytest
 from analysis.cc_behaviour import (BIC_B, BIC_BETA, BIC_LOW_WINDOW, BIC_SMOOTH_PART,
                                    loss_episodes, run_mss)
 from analysis.tcp_probe import read_probe
+from schemes.tcp import TCP_VARIANTS
 from schemes.tcp_probe_format import CA_OPEN
 from app.executor import RunOutcome, execute
 from core.paths import REPO_ROOT, ProjectPaths
@@ -215,7 +216,7 @@ def test_the_socket_reports_the_loaded_implementation(run, variant: str) -> None
         assert m["cc_source_sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
     else:
         # What the resolver says serves it here: built in, or a module.
-        expected_provider = CongestionControlResolver().available_variants()[variant]
+        expected_provider = CongestionControlResolver().available_variants(TCP_VARIANTS)[variant]
         assert m["cc_source_sha256"] is None
     expected_name = EBPF_PREFIX + variant if expected_provider == "ebpf" else variant
     assert (m["cc_requested"], m["cc_provider"], m["cc_used"]) == \

@@ -20,6 +20,7 @@ from typing import Sequence
 import pytest
 
 from core.paths import ProjectPaths
+from schemes.tcp import TCP_VARIANTS
 from schemes.congestion_control import (CcUnavailable, CommandResult,
                                         CongestionControlResolver, SystemLayer)
 
@@ -522,7 +523,7 @@ def test_clean_in_another_checkout_removes_a_killed_runs_registration(
 def test_available_variants_reports_the_provider_per_variant(layout: dict[str, Path]) -> None:
     (layout["obj"] / "bic.bpf.o").unlink()
     machine = FakeMachine(installable_modules={"tcp_hybla"})
-    assert make(layout, machine).available_variants() == {
+    assert make(layout, machine).available_variants(TCP_VARIANTS) == {
         "reno": "builtin", "cubic": "builtin", "bbr": "builtin",
         "vegas": "ebpf", "bic": None, "hybla": "module"}
     assert bpftool_calls(machine, "register") == [] and \

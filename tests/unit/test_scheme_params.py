@@ -30,7 +30,7 @@ def test_parameters_a_scheme_reads_are_accepted(scheme: str, params: dict) -> No
     ("sprout", {"window": 10}, "--window", "--confidence"),
     ("cubic", {"window": 10}, "--window", "--cc-impl"),
     ("fixed-window", {"window": 10, "confidence": 0.5}, "--confidence", "--window"),
-    ("dasjoshma", {"window": 10}, "--window", "no parameters"),
+    ("dasjoshma", {"window": 10}, "--window", "--target-delay-ms"),
     ("sprout-ewma", {"cc_impl": "kernel"}, "--cc-impl", "--confidence"),
 ])
 def test_parameters_a_scheme_would_ignore_are_refused(scheme: str, params: dict, refused: str,

@@ -1,0 +1,222 @@
+"""`repro contest`: submit a controller to the contest, and redraw the leaderboards.
+
+    repro contest submit DIR_OR_FILES [--name TEAM] [--trace training|validation|testing|NAME]
+                         [--trials N] [--json] [--force]
+    repro contest board
+
+A submission is checked (schemes/submission.py: two files, one of the three API
+generations), built as the sandbox user, run N times (3 by default, as the
+contest's final ranking: every trial kept, ranked by the best) on the contest
+path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
+and placed on the leaderboard. Nothing from the command line reaches a shell.
+
+Exit status: 0 at least one trial scored; 1 the submission failed (does not
+compile, or no trial scored: the reasons are printed); 2 refused (bad files,
+API, name, trace, arguments); 3 the machine cannot run it (not root, sandbox
+user or native build missing).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from analysis.leaderboard import board, write_leaderboards
+from app.executor import execute
+from core.paths import ProjectPaths, display
+from core.results import ExperimentStore, read_json, write_json
+from core.traces import TraceError, TraceSet
+from app.contest_args import MAX_TRIALS
+from experiments.contest import TRACE_ROLES, board_traces, contest_spec
+from schemes.sandbox import SandboxUnavailable, SandboxUser
+from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_path, build)
+
+EXPERIMENT = "contest"
+TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+TRACE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ = 0, 1, 2, 3
+SUMMARY_KEYS = ("throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "score",
+                "utilization", "capacity_mbps", "window_capped")
+
+
+def team_name(given: str | None, sources: list[str]) -> str:
+    """--name as given (refused unless plain), else the directory's name made plain."""
+    if given is not None:
+        if not TEAM_RE.fullmatch(given):
+            raise SubmissionRefused(
+                f"team name {given!r} refused: use 1-40 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit (no spaces, slashes or shell characters)")
+        return given
+    base = Path(sources[0]).resolve()
+    base = base if base.is_dir() else base.parent
+    plain = re.sub(r"[^A-Za-z0-9_.-]+", "-", base.name).strip(".-_")[:40]
+    return plain if plain and TEAM_RE.fullmatch(plain) else "anonymous"
+
+
+def resolve_trace(given: str, traces: TraceSet) -> tuple[str, str | None]:
+    """(trace base name, role or None); TraceError when its .down or .up is missing."""
+    name = TRACE_ROLES.get(given, given)
+    roles = [r for r, n in TRACE_ROLES.items() if n == name]
+    role = given if given in TRACE_ROLES else (roles[0] if roles else None)
+    for suffix in (".down", ".up"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if not TRACE_NAME_RE.fullmatch(name):
+        raise TraceError(f"--trace {given!r}: give training, validation, testing or a trace "
+                         "name (no paths)")
+    for suffix in (".down", ".up"):
+        traces.resolve(name + suffix)  # raises TraceError naming the file and the fix
+    return name, role
+
+
+def _new_folder(root: Path, team: str, digest: str) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder = root / "submissions" / team / f"{stamp}-{digest}"
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = root / "submissions" / team / f"{stamp}-{digest}-{n}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: metrics.get(k) for k in SUMMARY_KEYS}
+
+
+def _line(metrics: dict[str, Any]) -> str:
+    def f(key: str, fmt: str) -> str:
+        v = metrics.get(key)
+        return format(v, fmt) if isinstance(v, (int, float)) else "-"
+    return (f"score {f('score', '.3f')}  throughput {f('throughput_mbps', '.3f')} Mbit/s  "
+            f"p95 e2e delay {f('p95_e2e_delay_ms', '.0f')} ms  signal delay "
+            f"{f('p95_signal_delay_ms', '.0f')} ms  power {f('power', '.1f')}")
+
+
+def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
+    if not 1 <= args.trials <= MAX_TRIALS:
+        raise SubmissionRefused(f"--trials {args.trials} is out of range: 1 to {MAX_TRIALS}")
+    sources = Sources.collect([Path(p) for p in args.sources])
+    team = team_name(args.name, args.sources)
+    api = sources.api()
+    trace, role = resolve_trace(args.trace, traces)
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("contest submit needs root (it builds and runs the code as "
+                                 "an unprivileged user, in network namespaces): use sudo")
+    user = SandboxUser.lookup()
+    digest = sources.digest
+    root = paths.results_dir / EXPERIMENT
+    folder = _new_folder(root, team, digest)
+    sources.write(folder)
+    record: dict[str, Any] = {
+        "team": team, "source_hash": digest, "api_generation": api,
+        "api": GENERATIONS[api], "origin": sources.origin, "trace": trace, "role": role,
+        "trials_requested": args.trials, "submitted_at": time.strftime(
+            "%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "submitted_unix": time.time(),
+        "trials": []}
+    out = sys.stdout
+    print(f"submission  {team}: sources {digest}, API {GENERATIONS[api]}", file=out)
+    print(f"trace       {trace}{f' ({role})' if role else ''}: {args.trials} trial(s) of the "
+          "whole trace", file=out, flush=True)
+
+    built = build(sources, api, paths, user)
+    (folder / "build.log").write_text(built.log + "\n")
+    if not built.ok:
+        print(f"build failed: {built.reason}; the compiler said:", file=sys.stderr)
+        print(built.log, file=sys.stderr)
+        record.update(status="build failed", reason=f"does not compile: {built.reason} "
+                      "(see build.log)")
+        return _finish(args, paths, traces, root, folder, record, None)
+    print(f"built       {display(binary_path(paths, digest))}", file=out, flush=True)
+
+    store = ExperimentStore(root)
+    for trial in range(1, args.trials + 1):
+        spec = contest_spec(EXPERIMENT, "submission", trace, trial, {"submission": digest})
+        if store.is_done(spec) and not args.force:
+            run_dir = store.run_dir(spec)
+            metrics = read_json(run_dir / "metrics.json")
+            entry = {"trial": trial, "ok": True, "run": os.path.relpath(run_dir, root),
+                     "reused": True, **_summary(metrics)}
+        else:
+            outcome = execute(spec, store, paths, traces)
+            entry = {"trial": trial, "ok": outcome.ok, "run": os.path.relpath(outcome.path, root)}
+            if outcome.ok:
+                assert outcome.metrics is not None
+                entry.update(_summary(outcome.metrics))
+            else:
+                entry["reason"] = outcome.reason
+        if entry["ok"] and not isinstance(entry.get("score"), (int, float)):
+            entry.update(ok=False, reason="no score: the run has no throughput or delay")
+        record["trials"].append(entry)
+        text = _line(entry) if entry["ok"] else f"FAILED: {entry['reason']}"
+        print(f"trial {trial}     {text}{' (done before)' if entry.get('reused') else ''}",
+              file=out, flush=True)
+
+    scored = [t for t in record["trials"] if t["ok"]]
+    best = max(scored, key=lambda t: t["score"]) if scored else None
+    if best is None:
+        reasons = sorted({t.get("reason", "") for t in record["trials"]})
+        record.update(status="failed", reason="no trial scored: " + "; ".join(reasons))
+    else:
+        record.update(status="scored", best_trial=best["trial"])
+    return _finish(args, paths, traces, root, folder, record, best)
+
+
+def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root: Path,
+            folder: Path, record: dict[str, Any], best: dict[str, Any] | None) -> int:
+    write_json(folder / "submission.json", record)
+    boards = board_traces(root, traces)
+    files = write_leaderboards(root, boards)
+    page = next(f for f in files if f.name == "leaderboard.html")
+    rank, entries = None, 0
+    for b in boards:
+        if b.name == record["trace"]:
+            rows = board(root, b)
+            entries = sum(1 for r in rows if r.rank is not None)
+            rank = next((r.rank for r in rows if r.kind == "submission"
+                         and r.name == record["team"]), None)
+    result: dict[str, Any] = {
+        "ok": best is not None, "team": record["team"], "source_hash": record["source_hash"],
+        "api_generation": record["api_generation"], "trace": record["trace"],
+        "role": record["role"], "trials": record["trials"],
+        "best_trial": record.get("best_trial"), "submission_dir": str(folder),
+        "leaderboard": str(page), "rank": rank}
+    if best is not None:
+        result.update({k: best.get(k) for k in SUMMARY_KEYS})
+        result["run_dir"] = str(root / best["run"])
+        print(f"best        trial {best['trial']} of {len(record['trials'])}: {_line(best)}")
+        if best.get("window_capped"):
+            print("            (the window asked for was above 10,000 datagrams and was capped)")
+        print(f"leaderboard {display(page)}: rank {rank} of {entries} on {record['trace']}")
+    else:
+        result["reason"] = record["reason"]
+        print(f"failed      {record['reason']}")
+        print(f"leaderboard {display(page)} (listed as failed)")
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    return EXIT_OK if best is not None else EXIT_FAILED
+
+
+def redraw(paths: ProjectPaths, traces: TraceSet) -> int:
+    root = paths.results_dir / EXPERIMENT
+    for f in write_leaderboards(root, board_traces(root, traces)):
+        print(f"wrote {display(f)}")
+    return EXIT_OK
+
+
+def main(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
+    try:
+        if args.contest_command == "board":
+            return redraw(paths, traces)
+        return submit(args, paths, traces)
+    except SubmissionRefused as e:
+        print(f"refused: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except SandboxUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_PREREQ
