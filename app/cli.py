@@ -156,7 +156,7 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
     from schemes.registry import check_params
     check_params(spec)  # an unknown scheme, or a parameter it would ignore
-    from app.executor import link_side, planned_duration_s
+    from app.planning import link_side, planned_duration_s
     link_side(spec.data_trace, traces)
     link_side(spec.ack_trace, traces)
     planned_duration_s(spec, traces)

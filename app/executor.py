@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from analysis.run_metrics import compute_run_metrics
+from app.planning import link_side, planned_duration_s
 from core.active_runs import ActiveRun
 from core.cpu_steal import StealMeter
 from core.environment import environment
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
-from core.traces import TraceError, TraceSet, trace_duration_ms
+from core.traces import TraceSet
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
-from topologies.trace_link import LinkSide
 from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
 
 log = logging.getLogger(__name__)
@@ -44,31 +44,6 @@ class RunOutcome:
     path: Path
     reason: str = ""
     metrics: dict[str, Any] | None = None
-
-
-# A "trace" written rate:<Mbit/s> is a fixed-rate link (wired paths, behavioural tests).
-FIXED_RATE_PREFIX = "rate:"
-
-
-def link_side(trace: str, traces: TraceSet) -> LinkSide:
-    if trace.startswith(FIXED_RATE_PREFIX):
-        text = trace[len(FIXED_RATE_PREFIX):]
-        try:
-            rate = float(text)
-        except ValueError:
-            rate = -1.0
-        if rate <= 0:
-            raise TraceError(f"bad fixed rate {trace!r}: write rate:<Mbit/s>, e.g. rate:12")
-        return LinkSide(rate_mbps=rate)
-    return LinkSide(trace=traces.resolve(trace))
-
-
-def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
-    if spec.duration_s is not None:
-        return float(spec.duration_s)
-    if spec.data_trace.startswith(FIXED_RATE_PREFIX):
-        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
-    return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
 
 
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,

@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.executor import planned_duration_s
+from app.planning import planned_duration_s
 from core.paths import ProjectPaths, display
 from core.progress import ProgressReporter
 from core.results import ExperimentStore
