@@ -12,7 +12,9 @@ from core.code_version import code_version
 
 @dataclass(frozen=True)
 class RunSpec:
-    experiment: str
+    # The experiment that asked for the run: recorded, but not part of what is measured, so
+    # it is left out of equality and of the id (two experiments asking alike share one run).
+    experiment: str = field(compare=False)
     scheme: str
     data_trace: str
     ack_trace: str

@@ -1,6 +1,7 @@
 """RunSpec ids and the results store's resume/failure rules."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 
@@ -17,11 +18,37 @@ def spec(**overrides) -> RunSpec:
     return RunSpec(**base)
 
 
-def test_run_id_is_stable_and_depends_on_every_field() -> None:
+# Another value for every field of a RunSpec that is part of what is measured.
+OTHER_VALUES = {
+    "scheme": "aimd", "data_trace": "b.down", "ack_trace": "b.up", "delay_ms": 21,
+    "queue": "droptail:packets=100", "duration_s": 30.0, "trial": 2,
+    "params": make_params(window=11), "options": make_params(one_way=True),
+}
+
+
+def test_run_id_is_stable_and_depends_on_every_measured_field() -> None:
+    fields = {f.name for f in dataclasses.fields(RunSpec)}
+    assert fields == set(OTHER_VALUES) | {"experiment"}, \
+        f"give OTHER_VALUES a value for {fields - set(OTHER_VALUES) - {'experiment'}}"
     assert spec().run_id() == spec().run_id()
-    assert spec().run_id() != spec(params=make_params(window=11)).run_id()
-    assert spec().run_id() != spec(trial=2).run_id()
-    assert spec().run_id() != spec(duration_s=30.0).run_id()
+    for name, value in OTHER_VALUES.items():
+        changed = spec(**{name: value})
+        assert changed != spec() and changed.run_id() != spec().run_id(), name
+        assert changed.dirname() != spec().dirname(), name
+
+
+def test_the_asking_experiment_is_not_part_of_the_run() -> None:
+    """Two experiments asking for the same run get one run: same id, same folder, equal."""
+    mine, theirs = spec(experiment="x"), spec(experiment="y")
+    assert mine.run_id() == theirs.run_id() and mine.dirname() == theirs.dirname()
+    assert mine == theirs and hash(mine) == hash(theirs)
+    assert mine.to_dict()["experiment"] == "x"  # still recorded with the run
+
+
+def test_run_id_changes_with_the_measurement_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = spec().run_id()
+    monkeypatch.setattr("core.runspec.code_version", lambda: "another-version")
+    assert spec().run_id() != before
 
 
 def test_spec_round_trips_through_dict() -> None:
