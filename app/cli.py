@@ -72,7 +72,7 @@ def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     from app.runner import MatrixRunner, print_summary
     from experiments.registry import all_experiments, get_experiment
     _require_root()
@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         print_summary(result, title=exp.name)
         if result.interrupted:
             continue
-        store = ExperimentStore(paths.results_dir / exp.name)
+        store = experiment_store(paths.results_dir, exp.name)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
         if result.failed:
@@ -166,10 +166,10 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
 
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     from experiments.registry import all_experiments
     for exp in all_experiments():
-        store = ExperimentStore(paths.results_dir / exp.name)
+        store = experiment_store(paths.results_dir, exp.name)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
     print(f"wrote {display(write_report(paths))}")
@@ -186,9 +186,9 @@ def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
 def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: one run of a matrix, in a child process of `repro run`."""
     from app.executor import execute
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     spec = RunSpec.from_dict(json.loads(args.spec_json))
-    store = ExperimentStore(paths.results_dir / args.experiment)
+    store = experiment_store(paths.results_dir, args.experiment)
     outcome = execute(spec, store, paths, _traces(args, paths))
     print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path),
                       "lateness_ok": (outcome.metrics or {}).get("lateness_ok")}))

@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from analysis.summary import failed_runs, finished_runs
 from core.paths import ProjectPaths
-from core.results import ExperimentStore
+from core.results import experiment_store
 from experiments.registry import all_experiments
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -29,7 +29,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def _section(paths: ProjectPaths, exp: Any) -> dict[str, Any]:
-    store = ExperimentStore(paths.results_dir / exp.name)
+    store = experiment_store(paths.results_dir, exp.name)
     figures = sorted(p.relative_to(paths.results_dir).as_posix()
                      for p in store.root.glob("*.png")) if store.root.is_dir() else []
     tables = []

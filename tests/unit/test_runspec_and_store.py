@@ -5,6 +5,8 @@ import dataclasses
 import os
 import subprocess
 
+from pathlib import Path
+
 import pytest
 
 from core.results import DONE, FAILED, ExperimentStore, read_json
@@ -61,13 +63,27 @@ def test_once_means_no_duration() -> None:
     assert spec().once and not spec(duration_s=3).once
 
 
-def test_commit_writes_done_last_and_is_resumable(tmp_path) -> None:
-    store = ExperimentStore(tmp_path / "exp")
+@pytest.mark.parametrize("pooled", [False, True])
+def test_commit_writes_done_last_and_is_resumable(tmp_path, monkeypatch, pooled: bool) -> None:
+    store = ExperimentStore(tmp_path / "exp", pool=tmp_path / "runs" if pooled else None)
     s = spec()
     tmp = store.new_temp_dir(s)
     (tmp / "data.log").write_text("# base timestamp: 0\n")
     assert not store.is_done(s)
+    # Watch the folder's rename into place: its artifacts are there, DONE is not yet.
+    renames: list[Path] = []
+    real_replace = os.replace
+
+    def watched_replace(src, dst) -> None:
+        real_replace(src, dst)
+        if Path(src) == tmp:
+            assert (Path(dst) / "data.log").is_file() and not (Path(dst) / DONE).exists()
+            assert not store.is_done(s)
+            renames.append(Path(dst))
+
+    monkeypatch.setattr("core.results.os.replace", watched_replace)
     final = store.commit(tmp, s)
+    assert renames == [store.home(s)], "the folder is renamed into place once"
     assert (final / DONE).is_file() and (final / "data.log").is_file()
     assert store.is_done(s)
     assert not tmp.exists()
