@@ -47,12 +47,14 @@ def cmd_list(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from schemes.registry import known_schemes
     traces = _traces(args, paths)
     print("experiments:")
-    for exp in all_experiments():
+    for exp in all_experiments(traces):
         full = exp.matrix(quick=False)
         quick = exp.matrix(quick=True)
         print(f"  {exp.name:22s} {exp.title}")
         print(f"  {'':22s} {len(full)} runs in full mode; --quick: {len(quick)} runs "
               f"({exp.quick_note})")
+        for option in exp.options:
+            print(f"  {'':22s} option {option.describe()}")
     print("schemes:")
     for info in known_schemes():
         print(f"  {info.name:22s} [{info.family}] {info.description}")
@@ -74,10 +76,10 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
     from app.runner import MatrixRunner, print_summary
-    from experiments.registry import all_experiments, get_experiment
+    from experiments.registry import all_experiments
     _require_root()
     traces = _traces(args, paths)
-    experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
+    experiments = _chosen_experiments(args, traces)
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
                           redo_late=args.redo_late)
@@ -91,6 +93,7 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         if result.interrupted:
             continue
         store = experiment_store(paths.results_dir, exp.name)
+        _refresh(store, exp)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
         if result.failed:
@@ -99,8 +102,20 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         print("interrupted: rerun the same command to resume; `./repro report` draws the "
               "figures from the runs that finished")
         return EXIT_INTERRUPTED
-    print(f"wrote {display(write_report(paths))}")
+    print(f"wrote {display(write_report(paths, all_experiments(traces)))}")
     return status
+
+
+def _chosen_experiments(args: argparse.Namespace, traces: TraceSet) -> list[Any]:
+    """`run`'s experiments, each given the options it declares (refused if it takes none)."""
+    from experiments.registry import all_experiments, get_experiment
+    given = {name[len(OPTION_DEST):]: value for name, value in vars(args).items()
+             if name.startswith(OPTION_DEST)}
+    if args.experiment != "all":
+        return [get_experiment(args.experiment, traces, given)]
+    experiments = all_experiments(traces)
+    return [type(exp)(traces, {k: v for k, v in given.items()
+                               if k in {o.name for o in exp.options}}) for exp in experiments]
 
 
 def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -168,12 +183,21 @@ def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
     from experiments.registry import all_experiments
-    for exp in all_experiments():
+    experiments = all_experiments(_traces(args, paths))
+    for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
+        _refresh(store, exp)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
-    print(f"wrote {display(write_report(paths))}")
+    print(f"wrote {display(write_report(paths, experiments))}")
     return EXIT_OK
+
+
+def _refresh(store: Any, exp: Any) -> None:
+    """Shared runs linked in, stale metrics recomputed from the logs, before the figures."""
+    from app.refresh import refresh
+    for line in refresh(store, exp).lines(exp.name):
+        print(line, flush=True)
 
 
 def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -198,7 +222,7 @@ def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
 def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: the trace names the experiments need, one per line (for setup)."""
     from app.doctor import required_traces
-    for name in sorted(required_traces()):
+    for name in sorted(required_traces(_traces(args, paths))):
         print(name)
     return EXIT_OK
 
@@ -225,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
     run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
+    _add_experiment_options(run)
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
@@ -262,6 +287,40 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--experiment", required=True)
     ex.add_argument("--spec-json", required=True)
     return parser
+
+
+# `run`'s namespace holds a given option as OPTION_DEST + its name (absent when not given).
+OPTION_DEST = "option_"
+
+
+def _add_experiment_options(run: argparse.ArgumentParser) -> None:
+    """One flag per option an experiment declares (experiments/options.py)."""
+    from experiments.options import OptionError
+    from experiments.registry import experiment_classes
+    seen: dict[str, Any] = {}
+    for cls in experiment_classes():
+        for option in cls.options:
+            if option.flag in seen:
+                if seen[option.flag] != option:
+                    raise ValueError(f"{option.flag} is declared twice, differently")
+                continue
+            seen[option.flag] = option
+            users = [c.name for c in experiment_classes() if option in c.options]
+            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}; " \
+                        f"{', '.join(users)})"
+
+            def parse(text: str, option: Any = option) -> Any:
+                try:
+                    return option.parse(text)
+                except OptionError as e:
+                    raise argparse.ArgumentTypeError(str(e)) from None
+
+            if option.type is bool:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                 action="store_true", default=argparse.SUPPRESS, help=help_text)
+            else:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name, type=parse,
+                                 default=argparse.SUPPRESS, help=help_text)
 
 
 def _positive_int(text: str) -> int:
@@ -310,6 +369,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _interrupt_once)
     paths = ProjectPaths()
     from core.queue_spec import QueueSpecError
+    from experiments.options import OptionError
     from experiments.registry import UnknownExperiment
     from schemes.base import SchemeUnavailable
     from schemes.registry import SchemeParameterError, UnknownScheme
@@ -319,7 +379,7 @@ def main(argv: list[str]) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError,
-            SchemeParameterError) as e:
+            SchemeParameterError, OptionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:

@@ -161,10 +161,10 @@ def check_traces(traces: TraceSet, required_names: set[str]) -> list[Check]:
     return checks
 
 
-def required_traces() -> set[str]:
+def required_traces(traces: TraceSet) -> set[str]:
     from experiments.registry import all_experiments
-    names = set()
-    for exp in all_experiments():
+    names: set[str] = set()
+    for exp in all_experiments(traces):
         for quick in (True, False):
             for spec in exp.matrix(quick=quick):
                 names.update((spec.data_trace, spec.ack_trace))
@@ -175,7 +175,7 @@ def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_congestion_controls(paths), check_ovs,
-        lambda: check_traces(traces, required_traces()),
+        lambda: check_traces(traces, required_traces(traces)),
     ]
     failed = 0
     for group in groups:
