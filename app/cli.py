@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from app.validation import CONFIDENCE, DELAY_MS, DURATION, JOBS, TRIALS, WINDOW, InvalidValue
 from core.paths import MissingBinary, ProjectPaths, display
 from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
@@ -169,14 +170,12 @@ def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
-    from schemes.registry import check_params
-    check_params(spec)  # an unknown scheme, or a parameter it would ignore
+    from app.validation import check_spec
+    check_spec(spec)  # ranges, the scheme and its parameters, the queue
     from app.planning import link_side, planned_duration_s
     link_side(spec.data_trace, traces)
     link_side(spec.ack_trace, traces)
     planned_duration_s(spec, traces)
-    from core.queue_spec import parse_queue
-    parse_queue(spec.queue)
 
 
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -243,18 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment's matrix (resumable)")
     run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
     run.add_argument("--quick", action="store_true", help="the short version of the matrix")
-    run.add_argument("--jobs", type=_positive_int, default=None,
+    run.add_argument("--jobs", type=JOBS.argtype(), default=None,
                      help="runs side by side (default: the experiment's measured safe level)")
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
-    run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
+    run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
     _add_experiment_options(run)
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
-    one.add_argument("--window", type=_positive_int, help="fixed-window: datagrams in flight")
-    one.add_argument("--confidence", type=float,
+    one.add_argument("--window", type=WINDOW.argtype(), help="fixed-window: datagrams in flight")
+    one.add_argument("--confidence", type=CONFIDENCE.argtype(),
                      help="sprout, sprout-ewma: forecast percentile (default 0.05)")
     one.add_argument("--cc-impl", choices=("auto", "kernel", "ebpf"), default="auto",
                      help="TCP: which provider must serve the congestion control")
@@ -262,12 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="trace name or path (data direction), or rate:<Mbit/s> for a fixed rate")
     one.add_argument("--ack-trace", required=True,
                      help="trace name or path (ack direction), or rate:<Mbit/s>")
-    one.add_argument("--delay-ms", type=_non_negative_int, default=20,
+    one.add_argument("--delay-ms", type=DELAY_MS.argtype(), default=20,
                      help="fixed delay each way (default 20)")
     one.add_argument("--queue", default="infinite",
                      help="infinite | droptail:packets=N | droptail:bytes=N")
     span = one.add_mutually_exclusive_group(required=True)
-    span.add_argument("--duration", type=float, help="seconds (the trace loops)")
+    span.add_argument("--duration", type=DURATION.argtype(), help="seconds (the trace loops)")
     span.add_argument("--once", action="store_true", help="the whole data trace once")
     one.add_argument("--out", help="results folder (default results/one)")
     one.add_argument("--json", action="store_true", help="print one JSON object")
@@ -340,13 +339,6 @@ def _levels(text: str) -> list[int]:
     return levels
 
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return value
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
@@ -379,7 +371,7 @@ def main(argv: list[str]) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError,
-            SchemeParameterError, OptionError) as e:
+            SchemeParameterError, OptionError, InvalidValue) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
-from schemes.base import Scheme, SchemeUnavailable
+from schemes.base import Scheme
 from schemes.congestion_control import CongestionControlResolver
 from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
 from schemes.sprout import MODELS as SPROUT_MODELS
@@ -65,6 +65,8 @@ def check_params(spec: RunSpec) -> None:
         raise SchemeParameterError(
             f"{spec.scheme} does not take {', '.join(PARAM_FLAGS.get(k, k) for k in extra)}; "
             f"it takes {takes}")
+    if spec.scheme == "fixed-window" and spec.param("window") is None:
+        raise SchemeParameterError("fixed-window needs a window: pass --window N")
 
 
 def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
@@ -75,10 +77,7 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
         return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
                          probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
     if name in CONTROLLERS:
-        window = spec.param("window")
-        if name == "fixed-window" and window is None:
-            raise SchemeParameterError("fixed-window needs a window: pass --window N")
-        return GrumpScheme(name, paths, window=window)
+        return GrumpScheme(name, paths, window=spec.param("window"))
     if name in SPROUT_MODELS:
         confidence = spec.param("confidence")
         return SproutScheme(name, paths) if confidence is None else SproutScheme(
