@@ -132,7 +132,8 @@ class MatrixRunner:
                   file=self.out, flush=True)
         if not queue:
             return results
-        progress = ProgressReporter(total=sum(weights.values()), count=len(queue), out=self.out)
+        progress = ProgressReporter([weights[item] for item in queue], jobs=self.jobs,
+                                    out=self.out)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         pending: dict[Future[tuple[bool, str]], tuple[str, RunSpec]] = {}
         try:
@@ -140,9 +141,11 @@ class MatrixRunner:
                 while queue and len(pending) < self.jobs and not self._stop.is_set():
                     item = queue.pop(0)
                     pending[pool.submit(self._run_child, *item)] = item
+                    progress.start(item, weights[item])
                 if not pending:
                     break
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                progress.tick()
                 for future in done:
                     name, spec = item = pending.pop(future)
                     ok, reason, late = future.result()
@@ -158,7 +161,7 @@ class MatrixRunner:
                     if ok and late:
                         reason = "the emulator was late (p99 lateness above 2 ms)"
                     label = spec.label() if len(results) == 1 else f"{name}: {spec.label()}"
-                    progress.advance(weights[item], label, ok, reason)
+                    progress.advance(weights[item], label, ok, reason, key=item)
         except KeyboardInterrupt:
             for result in results.values():
                 result.interrupted = True
