@@ -234,10 +234,11 @@ def cc_behaviour_metrics(run_dir: Path, cc: str | None) -> dict[str, Any]:
                ssthresh_ratio_at_loss=float(np.median(above_low)) if above_low else None,
                ca_growth_pkts_per_rtt=growth_per_rtt(probe),
                acked_pkts_per_ack=acked_packets_per_ack(probe, run_mss(run_dir)))
+    trace: ProbeTrace = probe
     extra: dict[str, Callable[[], dict[str, Any]]] = {
         "bic": lambda: dict(zip(("bic_growth_far_pkts_per_rtt", "bic_growth_near_pkts_per_rtt"),
-                                bic_growth_by_region(probe))),
-        "hybla": lambda: {"hybla_rho": hybla_rho(probe)},
+                                bic_growth_by_region(trace))),
+        "hybla": lambda: {"hybla_rho": hybla_rho(trace)},
     }
     if cc in extra:
         out.update(extra[cc]())

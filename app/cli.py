@@ -347,7 +347,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
-    """First SIGINT/SIGTERM raises KeyboardInterrupt; later ones are ignored so teardown finishes."""
+    """First SIGINT/SIGTERM raises KeyboardInterrupt; later ones are ignored so teardown
+    finishes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt

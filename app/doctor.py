@@ -52,9 +52,11 @@ def check_python() -> list[Check]:
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
                                   ("pytest", True, "tests"), ("os_ken", False, "PRR controller")):
-        result = _run([PYTHON, "-c", f"import {module}; print(getattr({module}, '__version__', ''))"])
+        result = _run([PYTHON, "-c",
+                       f"import {module}; print(getattr({module}, '__version__', ''))"])
         ok = result.returncode == 0
-        detail = f"{module} {result.stdout.strip()}".strip() if ok else f"cannot import {module} ({why})"
+        detail = (f"{module} {result.stdout.strip()}".strip() if ok
+                  else f"cannot import {module} ({why})")
         checks.append(Check(f"python {module}", ok, detail, INSTALL, required))
     return checks
 

@@ -15,7 +15,6 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from app.planning import planned_duration_s
 from core.paths import ProjectPaths, display
@@ -135,7 +134,7 @@ class MatrixRunner:
         progress = ProgressReporter([weights[item] for item in queue], jobs=self.jobs,
                                     out=self.out)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
-        pending: dict[Future[tuple[bool, str]], tuple[str, RunSpec]] = {}
+        pending: dict[Future[tuple[bool, str, bool]], tuple[str, RunSpec]] = {}
         try:
             while queue or pending:
                 while queue and len(pending) < self.jobs and not self._stop.is_set():

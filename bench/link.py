@@ -64,6 +64,7 @@ def conformance(paths: ProjectPaths, traces: TraceSet, out: Path, seconds: float
         stack.callback(active.close)
         path = stack.enter_context(_path(paths, out, LinkSide(trace=data_trace),
                                          LinkSide(trace=ack_trace), "infinite", active))
+        assert path.link is not None
         ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add)
         stack.callback(scheme.stop)
         scheme.start_receiver(ends)
@@ -108,6 +109,7 @@ def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> d
         stack.callback(active.close)
         side = LinkSide(rate_mbps=rate)
         path = stack.enter_context(_path(paths, out, side, side, "droptail:packets=1000", active))
+        assert path.link is not None
         server = ManagedProcess(path.receiver, ["iperf3", "-s", "-1", "-J"], out,
                                 "iperf3-server", active.add)
         stack.callback(server.stop)
@@ -158,7 +160,8 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
     seconds = args.seconds or 60.0
     out = paths.results_dir / "bench" / f"link-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"bench link: (a) conformance, {seconds:g} s on {CONFORMANCE_TRACE}", flush=True)
-    result: dict[str, Any] = {"conformance": conformance(paths, traces, out / "conformance", seconds)}
+    result: dict[str, Any] = {
+        "conformance": conformance(paths, traces, out / "conformance", seconds)}
     c = result["conformance"]
     print(f"  delivered/trace = {c['delivered_vs_trace']:.4f}; lateness p50 "
           f"{c['lateness_us']['p50']} us, p99 {c['lateness_us']['p99']} us, "

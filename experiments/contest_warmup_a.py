@@ -64,9 +64,9 @@ class ContestWarmupA(Experiment):
     @staticmethod
     def _subtitle(rows: list[dict]) -> str:
         durations = {row.get("duration_s") for row in rows}
-        span = ("whole trace once" if len(durations) == 1 and None not in durations
-                and min(durations) > 100 else "first %s s" % ", ".join(
-                    f"{d:g}" for d in sorted(d for d in durations if d)))
+        known = sorted(d for d in durations if d)
+        span = ("whole trace once" if len(durations) == 1 and known and known[0] > 100
+                else "first %s s" % ", ".join(f"{d:g}" for d in known))
         return f"{DATA_TRACE} / {ACK_TRACE}, {DELAY_MS} ms each way, infinite queue, {span}"
 
     def _tradeoff_plot(self, rows: list[dict], out_dir: Path) -> list[Path]:
@@ -102,8 +102,9 @@ class ContestWarmupA(Experiment):
             trace = self.traces.resolve(DATA_TRACE)
         except TraceError:
             return None
-        whole = duration is None or duration * 1000 >= trace_duration_ms(trace)
-        return omniscient(trace, DELAY_MS, None if whole else int(duration * 1000))
+        if duration is None or duration * 1000 >= trace_duration_ms(trace):
+            return omniscient(trace, DELAY_MS, None)
+        return omniscient(trace, DELAY_MS, int(duration * 1000))
 
     def _power_plot(self, rows: list[dict], out_dir: Path) -> list[Path]:
         fig, ax = new_figure()

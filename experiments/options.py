@@ -71,8 +71,9 @@ class ExperimentOption:
             raise OptionError(f"{self.flag}: {value!r} is not {self.accepted()}")
         if self.choices is not None and value not in self.choices:
             raise OptionError(f"{self.flag}: {value!r} is not {self.accepted()}")
-        if self.minimum is not None and value < self.minimum or \
-                self.maximum is not None and value > self.maximum:
+        number: Any = value  # an int or a float here when a range is declared
+        if (self.minimum is not None and number < self.minimum) or \
+                (self.maximum is not None and number > self.maximum):
             raise OptionError(f"{self.flag}: {value!r} is out of range: {self.accepted()}")
         return value
 

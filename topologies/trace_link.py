@@ -140,9 +140,10 @@ class TraceLink:
         ready = self.log_dir / "link-ready"
         ready.unlink(missing_ok=True)
         stderr = open(self.log_dir / "link-stderr.txt", "wb")
-        self.process = self.middle.popen(self.emulator_args(), stdout=stderr, stderr=stderr)
+        process = self.middle.popen(self.emulator_args(), stdout=stderr, stderr=stderr)
+        self.process = process
         stderr.close()
-        self._on_process(self.process.pid, self.emulator.name)
+        self._on_process(process.pid, self.emulator.name)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not ready.exists():
             self.check_alive()

@@ -13,6 +13,8 @@ from analysis.cc_behaviour import (BIC_BETA, acked_packets_per_ack, bic_growth_b
 from analysis.mahimahi_log import parse_log
 from analysis.tcp_probe import ProbeTrace
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+
+
 def _probe(time_s, cwnd, ssthresh, state, srtt_us=100_000, snd_una=None) -> ProbeTrace:
     n = len(time_s)
     arr = lambda v: np.asarray(v if np.ndim(v) else [v] * n, dtype=np.int64)  # noqa: E731
@@ -56,7 +58,7 @@ def test_growth_per_rtt_counts_rtts_elapsed_in_avoidance_only() -> None:
     # Slow start before the loss is ignored; after it, +1 per 0.1 s at srtt 0.1 s.
     t = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     probe = _probe(t, cwnd=[10, 40, 20, 20, 21, 22, 23], ssthresh=[2 ** 31 - 1, 2 ** 31 - 1,
-                                                                    20, 20, 20, 20, 20],
+                                                                   20, 20, 20, 20, 20],
                    state=[CA_OPEN, CA_OPEN, CA_RECOVERY, CA_OPEN, CA_OPEN, CA_OPEN, CA_OPEN])
     assert growth_per_rtt(probe) == pytest.approx(1.0)
     assert acked_packets_per_ack(probe, mss=1448) == pytest.approx(2.0)

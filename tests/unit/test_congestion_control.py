@@ -9,13 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import pytest
 
@@ -87,8 +85,8 @@ class FakeSystem(SystemLayer):
             if int(argv[4]) in m.lingering:
                 return CommandResult(argv, 255, "", "Error: failed to delete struct_ops "
                                      "map: Operation now in progress")
-            name = m.struct_ops.pop(int(argv[4]), None)
-            if name is None:
+            name = m.struct_ops.pop(int(argv[4]), "")
+            if not name:
                 return CommandResult(argv, 255, "", "Error: can't get map by id")
             m.available.remove(name)
             if m.linger_on_unregister:
@@ -133,7 +131,7 @@ def layout(tmp_path: Path) -> dict[str, Path]:
 
 
 def make(layout: dict[str, Path], machine: FakeMachine, pid: int = 1000,
-         **kw: bool | int) -> CongestionControlResolver:
+         **kw: Any) -> CongestionControlResolver:
     return CongestionControlResolver(state_dir=layout["state"], bpf_dir=layout["obj"],
                                      source_dir=layout["src"],
                                      system=FakeSystem(machine, pid, **kw))
@@ -425,6 +423,7 @@ def test_crash_between_register_and_record_is_cleaned_by_name(layout: dict[str, 
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "unregistered bpf_bic (id 12); its 1 holder(s) had exited"]
     assert machine.struct_ops == {}
+    assert not record_dir.exists()
 
 
 def test_a_lingering_map_of_an_earlier_run_does_not_block_the_next(layout: dict[str, Path]) \
@@ -462,6 +461,7 @@ def test_crash_while_registering_beside_a_lingering_map_unregisters_the_live_one
     assert make(layout, machine, pid=6002).cleanup_stale() == [
         "unregistered bpf_bic (id 13); its 1 holder(s) had exited"]
     assert machine.struct_ops == {} and "bpf_bic" not in machine.available
+    assert not record_dir.exists()
 
 
 # ------------------------------------------------- records shared across checkouts

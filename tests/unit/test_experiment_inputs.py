@@ -3,7 +3,7 @@ values of the options they declare (one flag each on `repro run`, validated, lis
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -71,7 +71,7 @@ def test_traces_dir_reaches_every_experiment(
 
 
 def test_the_flag_changes_what_an_experiment_plans(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """sprout-fig7 uses Verizon-LTE-driving when the given directory has it."""
     mine = tmp_path / "my-traces"
     mine.mkdir()
@@ -86,7 +86,7 @@ def test_the_flag_changes_what_an_experiment_plans(tmp_path: Path,
 class _WithOptions(Experiment):
     name = "with-options"
     title = "declares options"
-    options = (
+    options: ClassVar[tuple[ExperimentOption, ...]] = (
         ExperimentOption("one_way", "--one-way", bool, False, "one-way delay"),
         ExperimentOption("warmup_skip_s", "--warmup-skip-s", float, 0.0, "seconds skipped",
                          minimum=0, maximum=60),
@@ -104,7 +104,7 @@ class _WithOptions(Experiment):
 
 class _WithoutOptions(_WithOptions):
     name = "without-options"
-    options = ()
+    options: ClassVar[tuple[ExperimentOption, ...]] = ()
 
 
 @pytest.fixture

@@ -113,7 +113,7 @@ def test_a_failed_measurement_keeps_its_artifacts_in_failed(tmp_path: Path) -> N
 
 
 def test_report_says_how_many_it_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     store, outcome = _run(tmp_path)
     write_json(outcome.path / "metrics.json",
                dict(read_json(outcome.path / "metrics.json"), **{VERSION_KEY: "older"}))

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,9 +14,9 @@ from core.results import DONE, FAILED, ExperimentStore, read_json
 from core.runspec import RunSpec, make_params
 
 
-def spec(**overrides) -> RunSpec:
-    base = dict(experiment="x", scheme="fixed-window", data_trace="a.down", ack_trace="a.up",
-                params=make_params(window=10))
+def spec(**overrides: Any) -> RunSpec:
+    base: dict[str, Any] = dict(experiment="x", scheme="fixed-window", data_trace="a.down",
+                                ack_trace="a.up", params=make_params(window=10))
     base.update(overrides)
     return RunSpec(**base)
 

@@ -37,7 +37,7 @@ def test_parameters_a_scheme_reads_are_accepted(scheme: str, params: dict) -> No
     ("sprout-ewma", {"cc_impl": "kernel"}, "--cc-impl", "--confidence"),
 ])
 def test_parameters_a_scheme_would_ignore_are_refused(scheme: str, params: dict, refused: str,
-                                                       takes: str) -> None:
+                                                      takes: str) -> None:
     with pytest.raises(SchemeParameterError) as e:
         check_params(spec(scheme, **params))
     assert f"{scheme} does not take {refused}" in str(e.value)

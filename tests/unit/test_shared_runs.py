@@ -43,7 +43,7 @@ class _Setup:
     def runner(self, force: bool = False) -> MatrixRunner:
         runner = MatrixRunner(self.paths, trace_set(self.trace.parent), jobs=2, force=force,
                               out=self.out)
-        runner._run_child = self._child  # type: ignore[method-assign]
+        setattr(runner, "_run_child", self._child)
         return runner
 
     def _child(self, name: str, spec: RunSpec) -> tuple[bool, str, bool]:
