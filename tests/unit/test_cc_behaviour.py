@@ -77,8 +77,10 @@ def test_bic_wmax_follows_fast_convergence_and_timeouts() -> None:
 
 
 def test_bic_growth_far_from_and_near_wmax() -> None:
-    # First, slow start ends with a loss at 130 (its overshoot); while the sender recovers,
-    # cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax: not BIC's search, not measured.
+    # First, slow start ends with a loss at 130 (its overshoot: BIC sets Wmax 130 and
+    # ssthresh 104); while the sender recovers, more losses lower ssthresh to 100 with no
+    # new reduction of BIC's, and cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax.
+    # ssthresh is no longer the one BIC set with its Wmax: not measured.
     overshoot_cwnd = [129, 130, 104, 100, 101, 102, 103]
     overshoot_time = [0, 0.01, 0.02, 0.03, 0.13, 0.23, 0.33]
     overshoot_state = [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * 4
@@ -101,6 +103,11 @@ def test_bic_growth_far_from_and_near_wmax() -> None:
     first_only = _probe(overshoot_time, cwnd=overshoot_cwnd, ssthresh=overshoot_ssthresh,
                         state=overshoot_state)
     assert bic_growth_by_region(first_only) == (None, None)
+    # Had ssthresh stayed the one BIC set (104), those samples would be BIC's search, and a
+    # creep of +1 per RTT 30 below Wmax would count against it: nothing is skipped by position.
+    kept = _probe(overshoot_time, cwnd=[129, 130, 104, 104, 105, 106, 107],
+                  ssthresh=[200, 200, 104, 104, 104, 104, 104], state=overshoot_state)
+    assert bic_growth_by_region(kept) == (pytest.approx(1.0), None)
 
 
 def test_hybla_rho_from_the_smallest_srtt() -> None:
