@@ -94,7 +94,8 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         if result.interrupted:
             continue
         store = experiment_store(paths.results_dir, exp.name)
-        _refresh(store, exp)
+        if not _refresh(store, exp):
+            status = EXIT_FAILED  # a run's metrics could not be computed (listed above)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
         if result.failed:
@@ -183,20 +184,25 @@ def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from core.results import experiment_store
     from experiments.registry import all_experiments
     experiments = all_experiments(_traces(args, paths))
+    status = EXIT_OK
     for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
-        _refresh(store, exp)
+        if not _refresh(store, exp):
+            status = EXIT_FAILED  # some run's metrics could not be computed (listed above)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
     print(f"wrote {display(write_report(paths, experiments))}")
-    return EXIT_OK
+    return status
 
 
-def _refresh(store: Any, exp: Any) -> None:
-    """Shared runs linked in, stale metrics recomputed from the logs, before the figures."""
+def _refresh(store: Any, exp: Any) -> bool:
+    """Shared runs linked in, stale metrics recomputed from the logs, before the figures;
+    False if some run's metrics could not be computed."""
     from app.refresh import refresh
-    for line in refresh(store, exp).lines(exp.name):
+    done = refresh(store, exp)
+    for line in done.lines(exp.name):
         print(line, flush=True)
+    return not done.failed
 
 
 def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -124,3 +124,9 @@ def test_report_says_how_many_it_recomputed(tmp_path: Path, monkeypatch: pytest.
     assert json.loads((outcome.path / "metrics.json").read_text())[VERSION_KEY] == \
         analysis_version()
     assert isinstance(store, ExperimentStore)
+    # A run whose metrics cannot be computed makes the report's exit status say so.
+    write_json(outcome.path / "metrics.json",
+               dict(read_json(outcome.path / "metrics.json"), **{VERSION_KEY: "older"}))
+    (outcome.path / "data.log").unlink()
+    assert cli.main(["--traces-dir", str(tmp_path), "report"]) == cli.EXIT_FAILED
+    assert "metrics could not be computed" in capsys.readouterr().out
