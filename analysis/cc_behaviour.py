@@ -170,23 +170,25 @@ def bic_growth_by_region(probe: ProbeTrace) -> tuple[float | None, float | None]
     target Wmax (gap = Wmax - cwnd >= BIC_FAR_GAP) and where it creeps near it
     (Wmax - 2B < cwnd < Wmax + B, where BIC adds B / smooth_part per RTT).
 
-    Measured from the second loss episode on. The first ends slow start: its Wmax is the
-    overshoot (e.g. 261 packets on a path that holds 112), and while the sender recovers
-    from it the window stays ~150 below that Wmax growing ~1 packet per RTT, which is the
-    aftermath of the overshoot, not BIC's search. Later episodes start from windows the
-    path held."""
+    Measured only where BIC's own state is known, by BIC's own rules: BIC sets its Wmax and
+    ssthresh together when it reduces the window (bictcp_recalc_ssthresh), so a sample
+    counts only while the socket's ssthresh is still the one set at the last reduction the
+    replay saw. Where ssthresh changed without one (the aftermath of slow start's overshoot,
+    whose losses keep lowering it), the replayed Wmax is not BIC's and nothing is measured;
+    a timeout resets Wmax to 0 (bictcp_state), and below BIC's low window (14) it grows like
+    Reno. No episode is skipped for its position."""
     episodes = loss_episodes(probe)
     if not episodes:
         return None, None
     wmax = np.zeros(len(probe), dtype=np.int64)
+    set_ssthresh = np.full(len(probe), -1, dtype=np.int64)
     starts = np.searchsorted(probe.time_s, [ep.time_s for ep in episodes])
     for k, value in enumerate(bic_wmax_after(episodes)):
-        if k == 0:
-            continue  # slow start's overshoot (see above)
         end = starts[k + 1] if k + 1 < len(starts) else len(probe)
         wmax[starts[k]:end] = value
+        set_ssthresh[starts[k]:end] = episodes[k].ssthresh_after
     gap = wmax - probe.snd_cwnd
-    known = wmax > 0
+    known = (wmax > 0) & (probe.ssthresh == set_ssthresh) & (probe.snd_cwnd > BIC_LOW_WINDOW)
     far = known & (gap >= BIC_FAR_GAP)
     near = known & (gap < 2 * BIC_B) & (gap > -BIC_B)
     return growth_per_rtt(probe, far), growth_per_rtt(probe, near)
@@ -234,10 +236,11 @@ def cc_behaviour_metrics(run_dir: Path, cc: str | None) -> dict[str, Any]:
                ssthresh_ratio_at_loss=float(np.median(above_low)) if above_low else None,
                ca_growth_pkts_per_rtt=growth_per_rtt(probe),
                acked_pkts_per_ack=acked_packets_per_ack(probe, run_mss(run_dir)))
+    trace: ProbeTrace = probe
     extra: dict[str, Callable[[], dict[str, Any]]] = {
         "bic": lambda: dict(zip(("bic_growth_far_pkts_per_rtt", "bic_growth_near_pkts_per_rtt"),
-                                bic_growth_by_region(probe))),
-        "hybla": lambda: {"hybla_rho": hybla_rho(probe)},
+                                bic_growth_by_region(trace))),
+        "hybla": lambda: {"hybla_rho": hybla_rho(trace)},
     }
     if cc in extra:
         out.update(extra[cc]())

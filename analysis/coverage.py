@@ -86,7 +86,7 @@ def coverage(store: ExperimentStore, matrix: MatrixFn) -> Coverage:
     """The coverage of the mode on record (full when any full run is done)."""
     done = finished_runs(store)
     failed = failed_records(store)
-    trials = max((r.spec.trial for r in [*done, *failed]), default=1)
+    trials = max([r.spec.trial for r in done] + [f.spec.trial for f in failed], default=1)
     full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials)
     quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
     if any(c.done for c in full.cells):
@@ -95,7 +95,6 @@ def coverage(store: ExperimentStore, matrix: MatrixFn) -> Coverage:
         return quick
     tried_full = any(c.reason != NOT_RUN for c in full.cells)
     return full if tried_full else quick
-
 
 
 def missing_notes(cells: Iterable[Cell], group: Callable[[RunSpec], str]) -> list[str]:

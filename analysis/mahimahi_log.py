@@ -126,7 +126,7 @@ def parse_log_bytes(data: bytes, source: str = "<log>") -> LinkLog:
         source=source, base_timestamp_ms=base, header=header, header_lines=header_lines,
         **{name: _concat([getattr(p, name) for p in parts]) for name in _Events.ARRAYS},
         first_event_ms=window[0].first_event_ms if window else None,
-        last_event_ms=max(p.last_event_ms for p in window) if window else None,
+        last_event_ms=max(p.last_event_ms or 0 for p in window) if window else None,
         truncated=truncated,
     )
 

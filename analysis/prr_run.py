@@ -52,6 +52,7 @@ from analysis.drop_check import DropVerdict, verify_drops
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
+from schemes.base import RunInvalid
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 SENDER_PCAP = "sender.pcap"
@@ -255,3 +256,13 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
             m[f"acks_after_{name}"] = (None if when is None else sum(
                 1 for a in run.sender.acks if when < a.time_s <= entry))
     return m
+
+
+def check_drops_as_planned(run_dir: Path, meta: dict[str, Any]) -> None:
+    """RunInvalid unless exactly the planned segments were dropped, each retransmitted: a run
+    where the controller dropped something else, or nothing, is no measurement of the plan."""
+    run = load_prr_run(run_dir, meta)
+    problems = list((meta.get("controller") or {}).get("plan_problems") or [])
+    if not run.verdict.valid or problems:
+        reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
+        raise RunInvalid("drops not as planned: " + "; ".join(reasons))

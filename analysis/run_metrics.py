@@ -1,4 +1,5 @@
-"""metrics.json of one run: the data direction's link metrics, plus what the run verified.
+"""metrics.json of one run: the data direction's link metrics, plus what the run verified
+(a PRR run's come from analysis/prr_run.py).
 
 TCP runs also get their congestion control's behaviour (analysis/cc_behaviour.py).
 """
@@ -10,10 +11,19 @@ from typing import Any
 from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
 from analysis.metrics import metrics_from_file
-from core.runspec import RunSpec
+from analysis.prr_run import load_prr_run, prr_run_metrics
+from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 
 
 def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's metrics from its artifacts: a PRR run's from its captures and the kernel's
+    recording (analysis/prr_run.py), a trace-path run's from data.log."""
+    if topology_of(spec) == OPENFLOW_SWITCH:
+        return prr_run_metrics(load_prr_run(run_dir, meta), meta)
+    return trace_path_metrics(run_dir, spec, meta)
+
+
+def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
     """Metrics from data.log (the data direction), with the data path's fixed delay."""
     metrics: dict[str, Any] = metrics_from_file(run_dir / "data.log",
                                                 fixed_delay_ms=spec.delay_ms).to_dict()

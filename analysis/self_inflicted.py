@@ -53,7 +53,8 @@ class OmniscientReferences:
 
     def __init__(self, traces: TraceSet) -> None:
         self.traces = traces
-        self._cache: dict[tuple[str, float, int | None], OmniscientResult] = {}
+        self._cache: dict[tuple[str, float, int | None, tuple[int, int] | None],
+                          OmniscientResult] = {}
 
     def for_trace(self, trace: str, delay_ms: float, duration_s: float | None,
                   axis_ms: tuple[int, int] | None = None) -> OmniscientResult:

@@ -75,7 +75,9 @@ def speedup_table(panels: Mapping[str, Mapping[str, TradeoffPoint]],
     for scheme in schemes:
         if scheme == reference:
             continue
-        speedups, reductions, providers = [], [], []
+        speedups: list[float] = []
+        reductions: list[float] = []
+        providers: list[str | None] = []
         for points in panels.values():
             other = points.get(scheme)
             if other is not None:

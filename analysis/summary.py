@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import csv
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from core.results import ExperimentStore, read_json
 from core.runspec import RunSpec
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -18,12 +21,20 @@ class RunRecord:
     path: Path
 
 
-def finished_runs(store: ExperimentStore, wanted: Iterable[RunSpec] | None = None) -> list[RunRecord]:
-    """Finished runs, optionally only those of a given matrix (current code version)."""
+def finished_runs(store: ExperimentStore,
+                  wanted: Iterable[RunSpec] | None = None) -> list[RunRecord]:
+    """Finished runs, optionally only those of a given matrix (current code version).
+
+    A run without metrics.json (its analysis raised; `./repro report` computes it again)
+    is left out, with a warning."""
     wanted_dirs = {s.dirname() for s in wanted} if wanted is not None else None
     records = []
     for run_dir in store.done_runs():
         if wanted_dirs is not None and run_dir.name not in wanted_dirs:
+            continue
+        if not (run_dir / "metrics.json").is_file():
+            log.warning("%s: finished without metrics (its analysis failed): left out",
+                        run_dir.name)
             continue
         spec = RunSpec.from_dict(read_json(run_dir / "spec.json"))
         records.append(RunRecord(spec, read_json(run_dir / "metrics.json"),

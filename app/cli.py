@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from app.validation import DELAY_MS, DURATION, JOBS, TRIALS, InvalidValue
 from core.paths import MissingBinary, ProjectPaths, display
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
@@ -47,12 +48,14 @@ def cmd_list(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from schemes.registry import known_schemes
     traces = _traces(args, paths)
     print("experiments:")
-    for exp in all_experiments():
+    for exp in all_experiments(traces):
         full = exp.matrix(quick=False)
         quick = exp.matrix(quick=True)
         print(f"  {exp.name:22s} {exp.title}")
         print(f"  {'':22s} {len(full)} runs in full mode; --quick: {len(quick)} runs "
               f"({exp.quick_note})")
+        for option in exp.options:
+            print(f"  {'':22s} option {option.describe()}")
     print("schemes:")
     for info in known_schemes():
         print(f"  {info.name:22s} [{info.family}] {info.description}")
@@ -74,12 +77,12 @@ def cmd_clean(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     from app.runner import MatrixRunner, print_summary
-    from experiments.registry import all_experiments, get_experiment
+    from experiments.registry import all_experiments
     _require_root()
     traces = _traces(args, paths)
-    experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
+    experiments = _chosen_experiments(args, traces)
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
                           redo_late=args.redo_late)
@@ -92,7 +95,9 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         print_summary(result, title=exp.name)
         if result.interrupted:
             continue
-        store = ExperimentStore(paths.results_dir / exp.name)
+        store = experiment_store(paths.results_dir, exp.name)
+        if not _refresh(store, exp):
+            status = EXIT_FAILED  # a run's metrics could not be computed (listed above)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
         if result.failed:
@@ -101,8 +106,20 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         print("interrupted: rerun the same command to resume; `./repro report` draws the "
               "figures from the runs that finished")
         return EXIT_INTERRUPTED
-    print(f"wrote {display(write_report(paths))}")
+    print(f"wrote {display(write_report(paths, all_experiments(traces)))}")
     return status
+
+
+def _chosen_experiments(args: argparse.Namespace, traces: TraceSet) -> list[Any]:
+    """`run`'s experiments, each given the options it declares (refused if it takes none)."""
+    from experiments.registry import all_experiments, get_experiment
+    given = {name[len(OPTION_DEST):]: value for name, value in vars(args).items()
+             if name.startswith(OPTION_DEST)}
+    if args.experiment != "all":
+        return [get_experiment(args.experiment, traces, given)]
+    experiments = all_experiments(traces)
+    return [type(exp)(traces, {k: v for k, v in given.items()
+                               if k in {o.name for o in exp.options}}) for exp in experiments]
 
 
 def _jobs(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -156,26 +173,38 @@ def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
 
 def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
-    from schemes.registry import check_params
-    check_params(spec)  # an unknown scheme, or a parameter it would ignore
-    from app.executor import link_side, planned_duration_s
+    from app.validation import check_spec
+    check_spec(spec)  # ranges, the scheme and its parameters, the queue
+    from app.planning import link_side, planned_duration_s
     link_side(spec.data_trace, traces)
     link_side(spec.ack_trace, traces)
     planned_duration_s(spec, traces)
-    from core.queue_spec import parse_queue
-    parse_queue(spec.queue)
 
 
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     from experiments.registry import all_experiments
-    for exp in all_experiments():
-        store = ExperimentStore(paths.results_dir / exp.name)
+    experiments = all_experiments(_traces(args, paths))
+    status = EXIT_OK
+    for exp in experiments:
+        store = experiment_store(paths.results_dir, exp.name)
+        if not _refresh(store, exp):
+            status = EXIT_FAILED  # some run's metrics could not be computed (listed above)
         for f in exp.make_figures(store, store.root):
             print(f"wrote {display(f)}")
-    print(f"wrote {display(write_report(paths))}")
-    return EXIT_OK
+    print(f"wrote {display(write_report(paths, experiments))}")
+    return status
+
+
+def _refresh(store: Any, exp: Any) -> bool:
+    """Shared runs linked in, stale metrics recomputed from the logs, before the figures;
+    False if some run's metrics could not be computed."""
+    from app.refresh import refresh
+    done = refresh(store, exp)
+    for line in done.lines(exp.name):
+        print(line, flush=True)
+    return not done.failed
 
 
 def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -193,9 +222,9 @@ def cmd_contest(args: argparse.Namespace, paths: ProjectPaths) -> int:
 def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: one run of a matrix, in a child process of `repro run`."""
     from app.executor import execute
-    from core.results import ExperimentStore
+    from core.results import experiment_store
     spec = RunSpec.from_dict(json.loads(args.spec_json))
-    store = ExperimentStore(paths.results_dir / args.experiment)
+    store = experiment_store(paths.results_dir, args.experiment)
     outcome = execute(spec, store, paths, _traces(args, paths))
     print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path),
                       "lateness_ok": (outcome.metrics or {}).get("lateness_ok")}))
@@ -205,7 +234,7 @@ def cmd_execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
 def cmd_required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """Internal: the trace names the experiments need, one per line (for setup)."""
     from app.doctor import required_traces
-    for name in sorted(required_traces()):
+    for name in sorted(required_traces(_traces(args, paths))):
         print(name)
     return EXIT_OK
 
@@ -228,12 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment's matrix (resumable)")
     run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
     run.add_argument("--quick", action="store_true", help="the short version of the matrix")
-    run.add_argument("--jobs", type=_positive_int, default=None,
+    run.add_argument("--jobs", type=JOBS.argtype(), default=None,
                      help="runs side by side (default: the experiment's measured safe level)")
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
-    run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
+    run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
+    _add_experiment_options(run)
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
@@ -242,12 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="trace name or path (data direction), or rate:<Mbit/s> for a fixed rate")
     one.add_argument("--ack-trace", required=True,
                      help="trace name or path (ack direction), or rate:<Mbit/s>")
-    one.add_argument("--delay-ms", type=_non_negative_int, default=20,
+    one.add_argument("--delay-ms", type=DELAY_MS.argtype(), default=20,
                      help="fixed delay each way (default 20)")
     one.add_argument("--queue", default="infinite",
                      help="infinite | droptail:packets=N | droptail:bytes=N")
     span = one.add_mutually_exclusive_group(required=True)
-    span.add_argument("--duration", type=float, help="seconds (the trace loops)")
+    span.add_argument("--duration", type=DURATION.argtype(), help="seconds (the trace loops)")
     span.add_argument("--once", action="store_true", help="the whole data trace once")
     one.add_argument("--out", help="results folder (default results/one)")
     one.add_argument("--json", action="store_true", help="print one JSON object")
@@ -271,6 +301,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# `run`'s namespace holds a given option as OPTION_DEST + its name (absent when not given).
+OPTION_DEST = "option_"
+
+
+def _add_experiment_options(run: argparse.ArgumentParser) -> None:
+    """One flag per option an experiment declares (experiments/options.py)."""
+    from experiments.options import OptionError
+    from experiments.registry import experiment_classes
+    seen: dict[str, Any] = {}
+    for cls in experiment_classes():
+        for option in cls.options:
+            if option.flag in seen:
+                if seen[option.flag] != option:
+                    raise ValueError(f"{option.flag} is declared twice, differently")
+                continue
+            seen[option.flag] = option
+            users = [c.name for c in experiment_classes() if option in c.options]
+            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}; " \
+                        f"{', '.join(users)})"
+
+            def parse(text: str, option: Any = option) -> Any:
+                try:
+                    return option.parse(text)
+                except OptionError as e:
+                    raise argparse.ArgumentTypeError(str(e)) from None
+
+            if option.type is bool:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                 action="store_true", default=argparse.SUPPRESS, help=help_text)
+            else:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name, type=parse,
+                                 default=argparse.SUPPRESS, help=help_text)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -288,13 +352,6 @@ def _levels(text: str) -> list[int]:
     return levels
 
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return value
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
@@ -303,7 +360,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
-    """First SIGINT/SIGTERM raises KeyboardInterrupt; later ones are ignored so teardown finishes."""
+    """First SIGINT/SIGTERM raises KeyboardInterrupt; later ones are ignored so teardown
+    finishes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
@@ -317,6 +375,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _interrupt_once)
     paths = ProjectPaths()
     from core.queue_spec import QueueSpecError
+    from experiments.options import OptionError
     from experiments.registry import UnknownExperiment
     from schemes.base import SchemeUnavailable
     from schemes.registry import SchemeParameterError, UnknownScheme
@@ -326,7 +385,7 @@ def main(argv: list[str]) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError,
-            SchemeParameterError) as e:
+            SchemeParameterError, OptionError, InvalidValue) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:

@@ -52,9 +52,11 @@ def check_python() -> list[Check]:
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
                                   ("pytest", True, "tests"), ("os_ken", False, "PRR controller")):
-        result = _run([PYTHON, "-c", f"import {module}; print(getattr({module}, '__version__', ''))"])
+        result = _run([PYTHON, "-c",
+                       f"import {module}; print(getattr({module}, '__version__', ''))"])
         ok = result.returncode == 0
-        detail = f"{module} {result.stdout.strip()}".strip() if ok else f"cannot import {module} ({why})"
+        detail = (f"{module} {result.stdout.strip()}".strip() if ok
+                  else f"cannot import {module} ({why})")
         checks.append(Check(f"python {module}", ok, detail, INSTALL, required))
     return checks
 
@@ -161,14 +163,14 @@ def check_traces(traces: TraceSet, required_names: set[str]) -> list[Check]:
     return checks
 
 
-def required_traces() -> set[str]:
+def required_traces(traces: TraceSet) -> set[str]:
     from experiments.registry import all_experiments
-    names = set()
-    for exp in all_experiments():
+    names: set[str] = set()
+    for exp in all_experiments(traces):
         for quick in (True, False):
             for spec in exp.matrix(quick=quick):
                 names.update((spec.data_trace, spec.ack_trace))
-    from app.executor import FIXED_RATE_PREFIX  # rate:<Mbit/s> names a fixed rate, no file
+    from app.planning import FIXED_RATE_PREFIX  # rate:<Mbit/s> names a fixed rate, no file
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
@@ -187,7 +189,7 @@ def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_congestion_controls(paths), check_ovs,
-        lambda: check_traces(traces, required_traces()), check_contest_sandbox,
+        lambda: check_traces(traces, required_traces(traces)), check_contest_sandbox,
     ]
     failed = 0
     for group in groups:

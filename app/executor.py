@@ -1,40 +1,33 @@
-"""Execute one RunSpec: network up, emulator and scheme, artifacts, metrics, DONE.
+"""Execute one RunSpec: its measurement (app/measure.py), then metrics, then DONE.
 
 A run either ends in runs/<run>/ with DONE, or in failed/<run>-<time>/ with
-FAILED.json naming the reason; its partial artifacts are kept either way.
+FAILED.json naming the reason; its partial artifacts are kept either way. A run
+whose measurement finished is committed even when its analysis raises: the
+error is recorded in meta.json (`analysis_error`), metrics.json is left out, and
+`./repro report` computes it again from the artifacts.
 """
 from __future__ import annotations
 
 import logging
 import time
 import traceback
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from analysis.run_metrics import compute_run_metrics
-from core.active_runs import ActiveRun
+from analysis.recompute import stamped_metrics
+from core.code_version import analysis_version
 from core.cpu_steal import StealMeter
 from core.environment import environment
 from core.paths import ProjectPaths
-from core.results import ExperimentStore, read_json, write_json
+from core.results import ExperimentStore, write_json
 from core.runspec import RunSpec
-from core.traces import TraceError, TraceSet, trace_duration_ms
-from schemes.base import Endpoints, StillRunning
-from schemes.registry import make_scheme
-from topologies.trace_link import LinkSide
-from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
+from core.traces import TraceSet
 
 log = logging.getLogger(__name__)
 
-# The link serves nothing after the span (the run's duration, or the trace with --once), so
-# every scheme is measured over the same span. A sender still running this long after it (TCP
-# waiting for data stuck in its own queue, say) is stopped: the measurement is over.
-SPAN_SETTLE_S = 1.0
-POLL_S = 0.5
-SENDER_EXITED = "exited by itself"
-SENDER_STOPPED = "stopped at the end of the span"
+# (spec, the run's folder, paths, traces, meta to fill): measures and leaves artifacts.
+Measure = Callable[[RunSpec, Path, ProjectPaths, TraceSet, dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -46,84 +39,23 @@ class RunOutcome:
     metrics: dict[str, Any] | None = None
 
 
-# A "trace" written rate:<Mbit/s> is a fixed-rate link (wired paths, behavioural tests).
-FIXED_RATE_PREFIX = "rate:"
-
-
-def link_side(trace: str, traces: TraceSet) -> LinkSide:
-    if trace.startswith(FIXED_RATE_PREFIX):
-        text = trace[len(FIXED_RATE_PREFIX):]
-        try:
-            rate = float(text)
-        except ValueError:
-            rate = -1.0
-        if rate <= 0:
-            raise TraceError(f"bad fixed rate {trace!r}: write rate:<Mbit/s>, e.g. rate:12")
-        return LinkSide(rate_mbps=rate)
-    return LinkSide(trace=traces.resolve(trace))
-
-
-def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
-    """How long the run's measurement is expected to last (the runner's plan and ETA)."""
-    return lifecycle_for(spec).expected_s(spec, traces)
-
-
-def _trace_path_duration_s(spec: RunSpec, traces: TraceSet) -> float:
-    if spec.duration_s is not None:
-        return float(spec.duration_s)
-    if spec.data_trace.startswith(FIXED_RATE_PREFIX):
-        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
-    return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
-
-
-# The `topology` run option names how a run is measured; without it, the trace path.
-TOPOLOGY_OPTION = "topology"
-TRACE_PATH = "trace-path"
-OPENFLOW_SWITCH = "openflow-switch"
-
-
-class UnknownTopology(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class Lifecycle:
-    """How runs of one kind are measured: the network built and what runs on it (measure),
-    the run's metrics from its artifacts (metrics), the plan's expected seconds."""
-
-    name: str
-    measure: Callable[[RunSpec, Path, ProjectPaths, TraceSet, dict[str, Any]], None]
-    metrics: Callable[[Path, RunSpec, dict[str, Any]], dict[str, Any]]
-    expected_s: Callable[[RunSpec, TraceSet], float]
-
-
-def lifecycle_for(spec: RunSpec) -> Lifecycle:
-    topology = spec.option(TOPOLOGY_OPTION, TRACE_PATH)
-    if topology == TRACE_PATH:
-        return Lifecycle(TRACE_PATH, _measure, compute_run_metrics, _trace_path_duration_s)
-    if topology == OPENFLOW_SWITCH:
-        from app.prr_lifecycle import LIFECYCLE
-        return LIFECYCLE
-    raise UnknownTopology(f"unknown topology {topology!r} in the run's options; known: "
-                          f"{TRACE_PATH}, {OPENFLOW_SWITCH}")
-
-
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
-            traces: TraceSet) -> RunOutcome:
+            traces: TraceSet, measure: Measure | None = None) -> RunOutcome:
+    """Run `spec` into `store`; `measure` defaults to the real network (app/measure.py)."""
+    if measure is None:
+        from app.measure import measure_network  # Mininet: imported only to run
+        measure = measure_network
     tmp = store.new_temp_dir(spec)
     meta: dict[str, Any] = {"spec": spec.to_dict(), "run_id": spec.run_id(),
                             "environment": environment(), "started": time.time()}
     try:
         steal = StealMeter()
-        lifecycle = lifecycle_for(spec)
-        meta["lifecycle"] = lifecycle.name
-        lifecycle.measure(spec, tmp, paths, traces, meta)
+        measure(spec, tmp, paths, traces, meta)
         meta["cpu_steal_pct"] = steal.percent()
-        metrics = lifecycle.metrics(tmp, spec, meta)
-        write_json(tmp / "metrics.json", metrics)
+        metrics, reason = _metrics(tmp, spec, meta)
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)
-        return RunOutcome(spec, True, store.commit(tmp, spec), metrics=metrics)
+        return RunOutcome(spec, True, store.commit(tmp, spec), reason=reason, metrics=metrics)
     except KeyboardInterrupt:
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)
@@ -138,49 +70,18 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
         return RunOutcome(spec, False, dest, reason=reason)
 
 
-def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
-             meta: dict[str, Any]) -> None:
-    data = link_side(spec.data_trace, traces)
-    ack = link_side(spec.ack_trace, traces)
-    duration_s = planned_duration_s(spec, traces)
-    meta["traces"] = {"data": data.describe(), "ack": ack.describe()}
-    meta["duration_s"] = duration_s
-    scheme = make_scheme(spec, paths)
-    meta["scheme"] = scheme.describe()
-    emulator = paths.native_binary("link", "netrepro-link")
-    with ExitStack() as stack:
-        meta["provider"] = scheme.prepare(stack)
-        active = ActiveRun(paths.state_dir / "active", new_prefix())
-        stack.callback(active.close)
-        meta["prefix"] = active.prefix
-        path = stack.enter_context(TracePath(
-            data=data, ack=ack, emulator=emulator,
-            log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=spec.once,
-            span_ms=None if spec.once else round(duration_s * 1000), active=active))
-        assert path.link is not None
-        ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add,
-                         run_tag=active.prefix)
-        stack.callback(scheme.stop)
-        scheme.start_receiver(ends)
-        path.link.start()
-        span_end = time.monotonic() + duration_s
-        scheme.start_sender(ends, duration_s)
-        meta["sender_end"] = SENDER_EXITED
-        while True:
-            try:
-                scheme.wait_sender(POLL_S)
-                break
-            except StillRunning:
-                path.link.check_alive()
-                if time.monotonic() > span_end + SPAN_SETTLE_S:
-                    scheme.stop_sender()
-                    meta["sender_end"] = SENDER_STOPPED
-                    break
-        # Emulator first: everything it put on the wire has then reached the receiver,
-        # so the receiver's count can be checked against the emulator's.
-        path.link.check_alive()
-        path.link.stop_emulator()
-        scheme.stop()
-        meta["verification"] = scheme.verify(ends)
-    stats = out / "link-stats.json"
-    meta["link"] = read_json(stats) if stats.exists() else None
+def _metrics(run_dir: Path, spec: RunSpec,
+             meta: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(metrics, "") written to metrics.json; or (None, why) when the analysis raised, with
+    the error in meta: the measurement is kept, and `./repro report` computes them again."""
+    try:
+        metrics = stamped_metrics(run_dir, spec, meta)
+        write_json(run_dir / "metrics.json", metrics)
+        return metrics, ""
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        log.error("run %s: its metrics failed (kept, `./repro report` retries): %s",
+                  spec.label(), error)
+        meta["analysis_error"] = {"error": error, "details": traceback.format_exc(),
+                                  "analysis_version": analysis_version()}
+        return None, f"measured, but its metrics failed ({error}); `./repro report` retries"

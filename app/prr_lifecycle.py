@@ -31,7 +31,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from analysis.prr_run import RECEIVER_PCAP, SENDER_PCAP, load_prr_run, prr_run_metrics
+from analysis.prr_run import RECEIVER_PCAP, SENDER_PCAP, check_drops_as_planned
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
@@ -49,11 +49,6 @@ log = logging.getLogger(__name__)
 TRANSFER_TIMEOUT_S = 60.0  # a transfer of 64 KB takes well under a second without timeouts
 POLL_S = 0.2
 PINGS = 3
-# The plan's expectation of one run. Alone a run takes ~2.7 s (pings, controller, transfer),
-# but it is set-up work on the CPU, not waiting: side by side runs share the two cores. Set
-# so the runner's plan (sum / jobs) matches what was measured: the 12 quick runs took
-# 31-48 s at --jobs 10 on the 2-core VM.
-EXPECTED_S = 25.0
 MISSING_NETWORK = ("the PRR network (topologies/prr_path.py and the controllers in "
                    "controllers/) is not in this checkout")
 
@@ -146,6 +141,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         meta["tcp_counters"] = _tcp_counters(path.sender)
         meta["verification"] = scheme.verify(ends)
     meta["sysctls"] = _sender_sysctls(out)
+    check_drops_as_planned(out, meta)
 
 
 def _tcp_counters(host: Any) -> dict[str, int]:
@@ -171,26 +167,3 @@ def _sender_sysctls(out: Path) -> dict[str, str]:
         return dict(json.loads((out / "sysctls.json").read_text()).get("sender", {}))
     except (OSError, ValueError):
         return {}
-
-
-def metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
-    """The run's metrics; RunInvalid when the drops were not exactly the plan."""
-    run = load_prr_run(run_dir, meta)
-    m = prr_run_metrics(run, meta)
-    problems = list((meta.get("controller") or {}).get("plan_problems") or [])
-    if not run.verdict.valid or problems:
-        reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
-        raise RunInvalid("drops not as planned: " + "; ".join(reasons))
-    return m
-
-
-def expected_s(spec: RunSpec, traces: TraceSet) -> float:
-    return EXPECTED_S
-
-
-def _lifecycle() -> Any:
-    from app.executor import OPENFLOW_SWITCH, Lifecycle
-    return Lifecycle(OPENFLOW_SWITCH, measure, metrics, expected_s)
-
-
-LIFECYCLE = _lifecycle()

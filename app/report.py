@@ -14,8 +14,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from analysis.summary import failed_runs, finished_runs
 from core.paths import ProjectPaths
-from core.results import ExperimentStore
-from experiments.registry import all_experiments
+from core.results import experiment_store
+from experiments.base import Experiment
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -29,7 +29,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def _section(paths: ProjectPaths, exp: Any) -> dict[str, Any]:
-    store = ExperimentStore(paths.results_dir / exp.name)
+    store = experiment_store(paths.results_dir, exp.name)
     figures = sorted(p.relative_to(paths.results_dir).as_posix()
                      for p in store.root.glob("*.png")) if store.root.is_dir() else []
     tables = []
@@ -45,9 +45,9 @@ def _section(paths: ProjectPaths, exp: Any) -> dict[str, Any]:
             "runs": len(records), "failures": failed_runs(store), "environment": environment}
 
 
-def write_report(paths: ProjectPaths) -> Path:
+def write_report(paths: ProjectPaths, experiments: list[Experiment]) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    sections = [_section(paths, exp) for exp in all_experiments()]
+    sections = [_section(paths, exp) for exp in experiments]
     page = env.get_template("index.html.j2").render(
         sections=sections, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), escape=html.escape)
     out = paths.results_dir / "index.html"

@@ -15,12 +15,11 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from app.executor import planned_duration_s
+from app.planning import planned_duration_s
 from core.paths import ProjectPaths, display
 from core.progress import ProgressReporter
-from core.results import ExperimentStore
+from core.results import ExperimentStore, experiment_store
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments.base import Experiment
@@ -74,10 +73,13 @@ class MatrixRunner:
         self._children: set[subprocess.Popen[str]] = set()
         self._lock = threading.Lock()
 
+    def store(self, experiment: str) -> ExperimentStore:
+        return experiment_store(self.paths.results_dir, experiment)
+
     def to_run(self, experiment: Experiment, specs: list[RunSpec]) -> list[RunSpec]:
         """The runs still to do: all with --force, else those not finished (and, with
         --redo-late, those that finished with the emulator late)."""
-        store = ExperimentStore(self.paths.results_dir / experiment.name)
+        store = self.store(experiment.name)
         return [s for s in specs if self.force or not store.is_done(s)
                 or (self.redo_late and store.was_late(s))]
 
@@ -85,24 +87,42 @@ class MatrixRunner:
         return self.run_plan([(experiment, specs)])[experiment.name]
 
     def run_plan(self, plan: list[tuple[Experiment, list[RunSpec]]]) -> dict[str, MatrixResult]:
-        """Several experiments' runs through one pool, so one's tail overlaps the next's start."""
+        """Several experiments' runs through one pool, so one's tail overlaps the next's start.
+
+        A run another experiment already finished is linked, not rerun; a run two
+        experiments of the plan ask for is run once, for both."""
         results: dict[str, MatrixResult] = {}
         queue: list[tuple[str, RunSpec]] = []
+        # The experiments waiting for each queued run (the first one runs it).
+        self._owners: dict[RunSpec, list[str]] = {}
         # Each run's expected seconds, once (a --once run reads its trace for them): the
         # plan lines and the progress bar's weights all come from these.
         weights: dict[tuple[str, RunSpec], float] = {}
         for experiment, specs in plan:
-            store = ExperimentStore(self.paths.results_dir / experiment.name)
+            store = self.store(experiment.name)
             for moved in store.recover():
                 print(f"moved a half-written run aside: {display(moved)}", file=self.out)
+            if not self.force:
+                for spec in specs:
+                    if store.done_elsewhere(spec):
+                        store.link(spec)  # done for another experiment: shared
             todo = self.to_run(experiment, specs)
             results[experiment.name] = MatrixResult(planned=len(specs),
                                                     skipped=len(specs) - len(todo))
-            mine = {(experiment.name, s): estimate_s([s], self.traces, 1) for s in todo}
+            mine: dict[tuple[str, RunSpec], float] = {}
+            joined = 0
+            for spec in todo:
+                if spec in self._owners:
+                    self._owners[spec].append(experiment.name)
+                    joined += 1
+                else:
+                    self._owners[spec] = [experiment.name]
+                    mine[(experiment.name, spec)] = estimate_s([spec], self.traces, 1)
+            shared = f"; {joined} run once for an experiment before it" if joined else ""
             print(f"plan: {experiment.name}: {len(specs)} runs, {len(specs) - len(todo)} "
-                  f"already done, {len(todo)} to run with --jobs {self.jobs}; expected "
-                  f"{format_duration(sum(mine.values()) / self.jobs)}", file=self.out,
-                  flush=True)
+                  f"already done, {len(todo) - joined} to run with --jobs {self.jobs}"
+                  f"{shared}; expected {format_duration(sum(mine.values()) / self.jobs)}",
+                  file=self.out, flush=True)
             weights.update(mine)
             queue += list(mine)
         if len(plan) > 1:
@@ -111,29 +131,36 @@ class MatrixRunner:
                   file=self.out, flush=True)
         if not queue:
             return results
-        progress = ProgressReporter(total=sum(weights.values()), count=len(queue), out=self.out)
+        progress = ProgressReporter([weights[item] for item in queue], jobs=self.jobs,
+                                    out=self.out)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
-        pending: dict[Future[tuple[bool, str]], tuple[str, RunSpec]] = {}
+        pending: dict[Future[tuple[bool, str, bool]], tuple[str, RunSpec]] = {}
         try:
             while queue or pending:
                 while queue and len(pending) < self.jobs and not self._stop.is_set():
                     item = queue.pop(0)
                     pending[pool.submit(self._run_child, *item)] = item
+                    progress.start(item, weights[item])
                 if not pending:
                     break
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                progress.tick()
                 for future in done:
                     name, spec = item = pending.pop(future)
                     ok, reason, late = future.result()
-                    if ok:
-                        results[name].succeeded.append(spec)
-                        if late:
-                            results[name].late.append(spec)
-                            reason = "the emulator was late (p99 lateness above 2 ms)"
-                    else:
-                        results[name].failed.append((spec, reason))
+                    for owner in self._owners[spec]:
+                        if ok and owner != name:
+                            self.store(owner).link(spec)
+                        if ok:
+                            results[owner].succeeded.append(spec)
+                            if late:
+                                results[owner].late.append(spec)
+                        else:
+                            results[owner].failed.append((spec, reason))
+                    if ok and late:
+                        reason = "the emulator was late (p99 lateness above 2 ms)"
                     label = spec.label() if len(results) == 1 else f"{name}: {spec.label()}"
-                    progress.advance(weights[item], label, ok, reason)
+                    progress.advance(weights[item], label, ok, reason, key=item)
         except KeyboardInterrupt:
             for result in results.values():
                 result.interrupted = True

@@ -45,7 +45,7 @@ from analysis import fidelity
 from core.cpu_steal import StealMeter
 from core.jobs import save_measured
 from core.paths import ProjectPaths, display
-from core.results import ExperimentStore, read_json
+from core.results import ExperimentStore, experiment_store, read_json
 from app.runner import MatrixRunner, estimate_s, format_duration
 from core.runspec import RunSpec
 from core.traces import TraceSet
@@ -272,7 +272,7 @@ def _run_level(paths: ProjectPaths, traces: TraceSet, specs: list[RunSpec],
     wall = time.monotonic() - started
     if result.interrupted:
         raise KeyboardInterrupt
-    return measured_runs(ExperimentStore(paths.results_dir / EXPERIMENT), result.succeeded), wall
+    return measured_runs(experiment_store(paths.results_dir, EXPERIMENT), result.succeeded), wall
 
 
 def measured_runs(store: ExperimentStore, specs: list[RunSpec]) -> list[Measured]:

@@ -19,7 +19,7 @@ import json
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,8 +29,10 @@ from core.paths import ProjectPaths
 from core.traces import TraceSet, load_trace
 from schemes.base import Endpoints, ManagedProcess
 from schemes.grump import GrumpScheme
-from topologies.trace_link import LinkSide
-from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
+from topologies.link_side import LinkSide
+
+if TYPE_CHECKING:  # the network modules need Mininet: imported where a network is built
+    from topologies.trace_path import TracePath
 
 CONFORMANCE_TRACE = "Verizon-LTE-short.down"
 ACK_TRACE = "Verizon-LTE-short.up"
@@ -45,12 +47,14 @@ OPPORTUNITY_BYTES = 1504
 
 def _path(paths: ProjectPaths, out: Path, data: LinkSide, ack: LinkSide, queue: str,
           active: ActiveRun) -> TracePath:
+    from topologies.trace_path import TracePath
     return TracePath(data=data, ack=ack, emulator=paths.native_binary("link", "netrepro-link"),
                      log_dir=out, delay_ms=0 if data.rate_mbps else 20, queue=queue, once=False,
                      active=active)
 
 
 def conformance(paths: ProjectPaths, traces: TraceSet, out: Path, seconds: float) -> dict[str, Any]:
+    from topologies.trace_path import RECEIVER_IP, new_prefix
     data_trace = traces.resolve(CONFORMANCE_TRACE)
     ack_trace = traces.resolve(ACK_TRACE)
     out.mkdir(parents=True, exist_ok=True)
@@ -60,6 +64,7 @@ def conformance(paths: ProjectPaths, traces: TraceSet, out: Path, seconds: float
         stack.callback(active.close)
         path = stack.enter_context(_path(paths, out, LinkSide(trace=data_trace),
                                          LinkSide(trace=ack_trace), "infinite", active))
+        assert path.link is not None
         ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add)
         stack.callback(scheme.stop)
         scheme.start_receiver(ends)
@@ -97,12 +102,14 @@ def _opportunities_between(trace: np.ndarray, period: int, start: float, end: fl
 
 
 def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> dict[str, Any]:
+    from topologies.trace_path import RECEIVER_IP, new_prefix
     out.mkdir(parents=True, exist_ok=True)
     active = ActiveRun(paths.state_dir / "active", new_prefix())
     with ExitStack() as stack:
         stack.callback(active.close)
         side = LinkSide(rate_mbps=rate)
         path = stack.enter_context(_path(paths, out, side, side, "droptail:packets=1000", active))
+        assert path.link is not None
         server = ManagedProcess(path.receiver, ["iperf3", "-s", "-1", "-J"], out,
                                 "iperf3-server", active.add)
         stack.callback(server.stop)
@@ -153,7 +160,8 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
     seconds = args.seconds or 60.0
     out = paths.results_dir / "bench" / f"link-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"bench link: (a) conformance, {seconds:g} s on {CONFORMANCE_TRACE}", flush=True)
-    result: dict[str, Any] = {"conformance": conformance(paths, traces, out / "conformance", seconds)}
+    result: dict[str, Any] = {
+        "conformance": conformance(paths, traces, out / "conformance", seconds)}
     c = result["conformance"]
     print(f"  delivered/trace = {c['delivered_vs_trace']:.4f}; lateness p50 "
           f"{c['lateness_us']['p50']} us, p99 {c['lateness_us']['p99']} us, "

@@ -12,10 +12,24 @@ _MEASUREMENT_DIRS = ("native", "topologies", "schemes", "controllers")
 _SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt", ".tsv"}
 
 
+# The analysis that turns a run's artifacts into metrics.json; its version is stamped into
+# every metrics.json, and `./repro report` recomputes metrics whose version is not this one.
+_ANALYSIS_DIRS = ("analysis",)
+
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
+    return _digest(_MEASUREMENT_DIRS)
+
+
+@functools.lru_cache(maxsize=1)
+def analysis_version() -> str:
+    return _digest(_ANALYSIS_DIRS)
+
+
+def _digest(dirs: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
-    for top in _MEASUREMENT_DIRS:
+    for top in dirs:
         base = REPO_ROOT / top
         for path in sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in _SUFFIXES):
             if "__pycache__" in path.parts or path.stem.endswith("_test"):

@@ -44,4 +44,3 @@ def environment() -> dict[str, Any]:
         "git_commit": _run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"]) or None,
         "git_dirty": bool(_run(["git", "-C", str(REPO_ROOT), "status", "--porcelain"])),
     }
-

@@ -1,8 +1,16 @@
-"""The on-disk store of runs: results/<experiment>/runs/<run>/ with DONE written last.
+"""The on-disk store of runs, with DONE written last.
+
+A run's folder lives in the shared pool results/runs/<run>/, and each experiment
+that asked for it holds a link to it in results/<experiment>/runs/<run>: a run id
+leaves out the asking experiment, so identical runs asked for by two experiments
+are run once and read by both. A store without a pool (`repro one --out DIR`)
+keeps its runs in DIR/runs/ itself; folders from before the pool (real folders
+in results/<experiment>/runs/) are read as they are.
 
 A run is written into a temporary folder named after its owner's PID, renamed into
 place, and marked DONE last. A folder without DONE is half-written and is moved
-aside and redone. A failed run keeps its artifacts under failed/ with its reason.
+aside and redone. A failed run keeps its artifacts under the experiment's failed/
+with its reason.
 """
 from __future__ import annotations
 
@@ -19,6 +27,8 @@ from core.runspec import RunSpec
 DONE = "DONE"
 FAILED = "FAILED.json"
 SPEC = "spec.json"
+# results/<SHARED_RUNS>/: the pool of runs every experiment's runs/ links into.
+SHARED_RUNS = "runs"
 
 
 def pid_alive(pid: int) -> bool:
@@ -34,6 +44,7 @@ def pid_alive(pid: int) -> bool:
 @dataclass(frozen=True)
 class ExperimentStore:
     root: Path  # results/<experiment>
+    pool: Path | None = None  # results/runs, where run folders live; None: in root/runs
 
     @property
     def runs_dir(self) -> Path:
@@ -44,10 +55,37 @@ class ExperimentStore:
         return self.root / "failed"
 
     def run_dir(self, spec: RunSpec) -> Path:
+        """The run as this experiment sees it (a link into the pool, or the folder itself)."""
         return self.runs_dir / spec.dirname()
+
+    def home(self, spec: RunSpec) -> Path:
+        """Where the run's folder really is."""
+        return (self.pool or self.runs_dir) / spec.dirname()
 
     def is_done(self, spec: RunSpec) -> bool:
         return (self.run_dir(spec) / DONE).is_file()
+
+    def done_elsewhere(self, spec: RunSpec) -> bool:
+        """Finished in the pool (for another experiment), not yet linked here."""
+        return not self.is_done(spec) and (self.home(spec) / DONE).is_file()
+
+    def link(self, spec: RunSpec) -> Path:
+        """Let this experiment see the pool's finished run (replacing a link to an older one)."""
+        target = self.home(spec)
+        mine = self.run_dir(spec)
+        if mine == target:
+            return mine
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        if mine.is_symlink():
+            mine.unlink()
+        elif mine.exists():
+            self._move_aside(mine, "superseded")
+        tmp = mine.with_name(f".link-{mine.name}-{os.getpid()}")
+        if tmp.is_symlink():
+            tmp.unlink()
+        tmp.symlink_to(os.path.relpath(target, self.runs_dir))
+        os.replace(tmp, mine)
+        return mine
 
     def was_late(self, spec: RunSpec) -> bool:
         """Finished, but its emulator was late (metrics.json says lateness_ok: false)."""
@@ -57,8 +95,9 @@ class ExperimentStore:
             return False
 
     def new_temp_dir(self, spec: RunSpec) -> Path:
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.runs_dir / f".tmp-{spec.dirname()}-{os.getpid()}"
+        parent = self.pool or self.runs_dir
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = parent / f".tmp-{spec.dirname()}-{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir()
@@ -66,13 +105,13 @@ class ExperimentStore:
         return tmp
 
     def commit(self, tmp: Path, spec: RunSpec) -> Path:
-        """Rename a finished temp folder into place, then mark it DONE."""
-        final = self.run_dir(spec)
+        """Rename a finished temp folder into place, mark it DONE, link it here."""
+        final = self.home(spec)
         if final.exists():
             self._move_aside(final, "superseded")
         os.replace(tmp, final)
         (final / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
-        return final
+        return self.link(spec)
 
     def fail(self, tmp: Path, spec: RunSpec, reason: str, details: str = "") -> Path:
         write_json(tmp / FAILED, {"reason": reason, "details": details, "time": time.time()})
@@ -82,18 +121,26 @@ class ExperimentStore:
         return dest
 
     def recover(self) -> list[Path]:
-        """Move half-written runs (no DONE, or a temp folder of a dead process) to failed/."""
+        """Move half-written runs (no DONE, or a temp folder of a dead process) to failed/;
+        drop links whose run is gone from the pool."""
         moved: list[Path] = []
-        if not self.runs_dir.is_dir():
-            return moved
-        for entry in self.runs_dir.iterdir():
-            if entry.name.startswith(".tmp-"):
-                owner = entry.name.rsplit("-", 1)[-1]
-                if owner.isdigit() and pid_alive(int(owner)):
-                    continue
-                moved.append(self._move_aside(entry, "interrupted"))
-            elif entry.is_dir() and not (entry / DONE).exists():
-                moved.append(self._move_aside(entry, "half-written"))
+        for folder in dict.fromkeys(p for p in (self.pool, self.runs_dir) if p is not None):
+            if not folder.is_dir():
+                continue
+            for entry in folder.iterdir():
+                if entry.name.startswith((".tmp-", ".link-")):
+                    owner = entry.name.rsplit("-", 1)[-1]
+                    if owner.isdigit() and pid_alive(int(owner)):
+                        continue
+                    if entry.is_symlink():
+                        entry.unlink()
+                    else:
+                        moved.append(self._move_aside(entry, "interrupted"))
+                elif entry.is_symlink():
+                    if not entry.exists():
+                        entry.unlink()  # its run was superseded or moved aside
+                elif entry.is_dir() and not (entry / DONE).exists():
+                    moved.append(self._move_aside(entry, "half-written"))
         return moved
 
     def _move_aside(self, path: Path, why: str) -> Path:
@@ -116,6 +163,13 @@ class ExperimentStore:
             for entry in sorted(self.failed_dir.iterdir()):
                 if (entry / FAILED).is_file():
                     yield entry
+
+
+def experiment_store(results_dir: Path, experiment: str) -> ExperimentStore:
+    """An experiment's store in a results folder, sharing that folder's pool of runs."""
+    if experiment == SHARED_RUNS:
+        raise ValueError(f"{SHARED_RUNS!r} is the pool of shared runs, not an experiment name")
+    return ExperimentStore(results_dir / experiment, pool=results_dir / SHARED_RUNS)
 
 
 def write_json(path: Path, data: Any) -> None:

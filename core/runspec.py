@@ -12,7 +12,9 @@ from core.code_version import code_version
 
 @dataclass(frozen=True)
 class RunSpec:
-    experiment: str
+    # The experiment that asked for the run: recorded, but not part of what is measured, so
+    # it is left out of equality and of the id (two experiments asking alike share one run).
+    experiment: str = field(compare=False)
     scheme: str
     data_trace: str
     ack_trace: str
@@ -70,6 +72,27 @@ class RunSpec:
 
     def dirname(self) -> str:
         return f"{self.label()}-{self.run_id()}"
+
+
+# The `topology` run option names how a run is measured (the network built, what runs on
+# it, how its metrics are computed); without it, the trace path.
+TOPOLOGY_OPTION = "topology"
+TRACE_PATH = "trace-path"
+OPENFLOW_SWITCH = "openflow-switch"
+TOPOLOGIES = (TRACE_PATH, OPENFLOW_SWITCH)
+
+
+class UnknownTopology(ValueError):
+    pass
+
+
+def topology_of(spec: RunSpec) -> str:
+    """The run's kind of network: trace-path (the default) or openflow-switch (PRR)."""
+    topology = str(spec.option(TOPOLOGY_OPTION, TRACE_PATH))
+    if topology not in TOPOLOGIES:
+        raise UnknownTopology(f"unknown topology {topology!r} in the run's options; known: "
+                              + ", ".join(TOPOLOGIES))
+    return topology
 
 
 def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:

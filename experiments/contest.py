@@ -73,4 +73,4 @@ class Contest(Experiment):
                 for t in range(1, trials + 1) for role in roles for scheme, params in chosen]
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
-        return write_leaderboards(out_dir, board_traces(out_dir))
+        return write_leaderboards(out_dir, board_traces(out_dir, self.traces))

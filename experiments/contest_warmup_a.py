@@ -13,7 +13,7 @@ from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
 from core.results import ExperimentStore
-from core.traces import TraceError, TraceSet, trace_duration_ms
+from core.traces import TraceError, trace_duration_ms
 from core.runspec import RunSpec, make_params
 from experiments.base import Experiment
 
@@ -41,7 +41,8 @@ class ContestWarmupA(Experiment):
         duration = QUICK_DURATION_S if quick else None
         return [RunSpec(experiment=self.name, scheme="fixed-window", data_trace=DATA_TRACE,
                         ack_trace=ACK_TRACE, delay_ms=DELAY_MS, queue="infinite",
-                        duration_s=duration, trial=t, params=make_params(window=w))
+                        duration_s=duration, trial=t, params=make_params(window=w),
+                        options=self.run_options())
                 for t in range(1, trials + 1) for w in windows]
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
@@ -63,9 +64,9 @@ class ContestWarmupA(Experiment):
     @staticmethod
     def _subtitle(rows: list[dict]) -> str:
         durations = {row.get("duration_s") for row in rows}
-        span = ("whole trace once" if len(durations) == 1 and None not in durations
-                and min(durations) > 100 else "first %s s" % ", ".join(
-                    f"{d:g}" for d in sorted(d for d in durations if d)))
+        known = sorted(d for d in durations if d)
+        span = ("whole trace once" if len(durations) == 1 and known and known[0] > 100
+                else "first %s s" % ", ".join(f"{d:g}" for d in known))
         return f"{DATA_TRACE} / {ACK_TRACE}, {DELAY_MS} ms each way, infinite queue, {span}"
 
     def _tradeoff_plot(self, rows: list[dict], out_dir: Path) -> list[Path]:
@@ -91,19 +92,19 @@ class ContestWarmupA(Experiment):
         ax.set_title(f"{self.title}\n{self._subtitle(rows)}", fontsize=9)
         return save(fig, out_dir, "throughput-vs-delay")
 
-    @staticmethod
-    def _omniscient(rows: list[dict]) -> OmniscientResult | None:
+    def _omniscient(self, rows: list[dict]) -> OmniscientResult | None:
         """The omniscient protocol on the same trace span, or None if the trace is gone."""
         durations = {row.get("duration_s") for row in rows}
         if len(durations) != 1:
             return None
         duration = durations.pop()
         try:
-            trace = TraceSet.for_project().resolve(DATA_TRACE)
+            trace = self.traces.resolve(DATA_TRACE)
         except TraceError:
             return None
-        whole = duration is None or duration * 1000 >= trace_duration_ms(trace)
-        return omniscient(trace, DELAY_MS, None if whole else int(duration * 1000))
+        if duration is None or duration * 1000 >= trace_duration_ms(trace):
+            return omniscient(trace, DELAY_MS, None)
+        return omniscient(trace, DELAY_MS, int(duration * 1000))
 
     def _power_plot(self, rows: list[dict], out_dir: Path) -> list[Path]:
         fig, ax = new_figure()

@@ -18,16 +18,17 @@ label says what the path was; the run checks that they agree.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from analysis.prr_plot import plot_recoveries
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
 from core.results import ExperimentStore
-from core.runspec import RunSpec, make_params
+from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
+from core.traces import TraceSet
 from experiments.base import Experiment
+from experiments.options import ExperimentOption, OptionError
 from experiments.prr_fig2_claims import evaluate_all, write_claims
 
 log = logging.getLogger(__name__)
@@ -37,9 +38,9 @@ SIZES = (32 * 1024, 64 * 1024)
 RECOVERIES = ("rate-halving", "rfc3517", "prr-kernel", "prr-bpf")
 CCS = ("cubic", "reno")
 CONTROLLERS = ("auto", "pox", "os-ken")
-# The topology option names the run's lifecycle (app/executor.py): this one builds the
+# The topology option names how a run is measured (app/measure.py): this one builds the
 # switched path under a controller.
-TOPOLOGY = "openflow-switch"
+TOPOLOGY = OPENFLOW_SWITCH
 DEFAULT_BOTTLENECK_MBPS = 10
 DEFAULT_RTT_MS = 40
 QUICK_SIZES = (32 * 1024,)
@@ -47,29 +48,28 @@ RECOVERY_LABELS = {"rate-halving": "rate halving (Linux <= 3.1)", "rfc3517": "RF
                    "prr-kernel": "PRR (kernel)", "prr-bpf": "PRR (eBPF check)"}
 
 
-@dataclass(frozen=True)
-class OptionDecl:
-    """A run option the experiment takes (to be offered on the command line)."""
-
-    name: str
-    help: str
-    default: Any
-    choices: tuple[Any, ...] | None = None
-
-
-# Declared here until the command line reads experiments' options; values reach the
-# experiment through PrrFig2(**values).
-OPTIONS: tuple[OptionDecl, ...] = (
-    OptionDecl("pattern", "loss pattern: light, heavy, base, or original segment numbers "
-               "such as 1,2,3 (default: the three patterns)", None),
-    OptionDecl("size", "transfer size in bytes (default: 32768 and 65536)", None),
-    OptionDecl("recovery", "fast recovery (default: all)", None, RECOVERIES),
-    OptionDecl("cc", "base congestion control", "cubic", CCS),
-    OptionDecl("controller", "OpenFlow controller: pox, os-ken, or auto (POX if installed, "
-               "else os-ken; the run records which)", "auto", CONTROLLERS),
-    OptionDecl("bottleneck", "bottleneck rate in Mbit/s (default 10; 100 as in the 2015 "
-               "reproduction)", DEFAULT_BOTTLENECK_MBPS),
-    OptionDecl("rtt", "round-trip time in ms (default 40: 20 ms each way)", DEFAULT_RTT_MS),
+ALL = "all"
+# The run options prr-fig2 takes on the command line (`repro run prr-fig2 --pattern heavy`).
+# "all" (the default) expands into one run per value in the matrix.
+OPTIONS: tuple[ExperimentOption, ...] = (
+    ExperimentOption("pattern", "--pattern", str, ALL,
+                     "loss pattern: light, heavy, base, or original segment numbers such as "
+                     "1,2,3 (all: the three patterns)"),
+    ExperimentOption("size", "--size", int, 0,
+                     "transfer size in bytes (0: 32768 and 65536; quick: 32768)",
+                     minimum=0, maximum=64 * 1024 * 1024),
+    ExperimentOption("recovery", "--recovery", str, ALL, "fast recovery (all: every one)",
+                     choices=(ALL,) + RECOVERIES),
+    ExperimentOption("cc", "--cc", str, "cubic", "base congestion control", choices=CCS),
+    ExperimentOption("controller", "--controller", str, "auto",
+                     "OpenFlow controller: pox, os-ken, or auto (POX if installed, else "
+                     "os-ken; the run records which)", choices=CONTROLLERS),
+    ExperimentOption("bottleneck", "--bottleneck", float, float(DEFAULT_BOTTLENECK_MBPS),
+                     "bottleneck rate in Mbit/s (100 as in the 2015 reproduction)",
+                     minimum=0.1, maximum=1000),
+    ExperimentOption("rtt", "--rtt", int, DEFAULT_RTT_MS,
+                     "round-trip time in ms, an even number (20 ms each way by default)",
+                     minimum=0, maximum=2000),
 )
 
 SUMMARY_COLUMNS = [
@@ -89,29 +89,24 @@ class PrrFig2(Experiment):
     title = "PRR Figure 2: rate halving, RFC 3517 and PRR under deterministic losses"
     options = OPTIONS
 
-    def __init__(self, pattern: str | None = None, size: int | None = None,
-                 recovery: str | None = None, cc: str = "cubic", controller: str = "auto",
-                 bottleneck: float = DEFAULT_BOTTLENECK_MBPS, rtt: int = DEFAULT_RTT_MS
-                 ) -> None:
-        if recovery is not None and recovery not in RECOVERIES:
-            raise ValueError(f"unknown recovery {recovery!r}; known: {', '.join(RECOVERIES)}")
-        if cc not in CCS:
-            raise ValueError(f"the recoveries run on {' or '.join(CCS)}, not {cc!r}")
-        if controller not in CONTROLLERS:
-            raise ValueError(f"unknown controller {controller!r}; known: "
-                             f"{', '.join(CONTROLLERS)}")
-        if pattern is not None:
+    quick_note = "32 KB only, every pattern and recovery"
+
+    def __init__(self, traces: TraceSet | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
+        # No trace is read: the path is a fixed-rate link (its rate and RTT are options).
+        super().__init__(traces or TraceSet([], Path("/nonexistent"), manifest={}), options)
+        o = self.chosen
+        self.pattern = None if o["pattern"] == ALL else str(o["pattern"])
+        self.size = int(o["size"]) or None
+        self.recovery = None if o["recovery"] == ALL else str(o["recovery"])
+        self.cc, self.controller = str(o["cc"]), str(o["controller"])
+        self.bottleneck, self.rtt = float(o["bottleneck"]), int(o["rtt"])
+        if self.pattern is not None:
             from controllers.drop_plan import DropPlan
-            DropPlan.parse(pattern)  # an unknown pattern or a bad list fails here, not in a run
-        if size is not None and size <= 0:
-            raise ValueError(f"a transfer size is a positive number of bytes, not {size}")
-        if bottleneck <= 0 or rtt < 0 or rtt % 2:
-            raise ValueError(f"bottleneck must be positive and rtt an even number of ms "
-                             f"(it is split evenly between the directions): {bottleneck}, {rtt}")
-        self.pattern, self.size, self.recovery = pattern, size, recovery
-        self.cc, self.controller = cc, controller
-        self.bottleneck, self.rtt = bottleneck, rtt
-        self.quick_note = "32 KB only, every pattern and recovery"
+            DropPlan.parse(self.pattern)  # an unknown pattern or a bad list fails here
+        if self.rtt % 2:
+            raise OptionError(f"--rtt must be an even number of ms (it is split evenly "
+                              f"between the directions), not {self.rtt}")
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         patterns = (self.pattern,) if self.pattern else PATTERNS

@@ -4,8 +4,8 @@ Every tolerance and its reason was written before any run of this experiment
 was looked at; none is to be changed to make a claim pass. A claim is
 evaluated on the median over trials of each cell (pattern, size, recovery,
 congestion control, controller): the controllers only carry out the drop
-plan, so a claim must hold under each one that ran. Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not
-on record; the result says which).
+plan, so a claim must hold under each one that ran. Verdicts: PASS, FAIL,
+NOT RUN (the rows it needs are not on record; the result says which).
 
 Written to claims.csv, claims.md and claims.json beside summary.csv. (A
 shared claims mechanism may replace the evaluation here; the declarations

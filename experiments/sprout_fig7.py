@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
@@ -100,10 +100,11 @@ class SproutFig7(TradeoffExperiment):
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
     quick_note = f"first {QUICK_DURATION_S:g} s of each trace, every scheme and direction"
 
-    def __init__(self, traces: TraceSet | None = None, networks: Sequence[CellularTrace] = TRACES,
+    def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
+                 networks: Sequence[CellularTrace] = TRACES,
                  directions: Sequence[str] = DIRECTIONS, schemes: Sequence[str] = SCHEMES,
                  quick_duration_s: float = QUICK_DURATION_S) -> None:
-        super().__init__(traces, quick_duration_s)
+        super().__init__(traces, options, quick_duration_s)
         self.networks = tuple(networks)
         self.directions = tuple(directions)
         self.schemes = tuple(schemes)

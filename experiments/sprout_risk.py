@@ -10,7 +10,7 @@ reference points.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from analysis.coverage import missing_notes
 from analysis.plotting import new_figure, save
@@ -44,11 +44,11 @@ class SproutRisk(TradeoffExperiment):
     title = "Sprout's confidence parameter: throughput vs self-inflicted delay"
     quick_note = f"first {QUICK_DURATION_S:g} s of the trace"
 
-    def __init__(self, traces: TraceSet | None = None,
+    def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  confidences: Sequence[float] = CONFIDENCES,
                  references: Sequence[str] = REFERENCES,
                  quick_duration_s: float = QUICK_DURATION_S) -> None:
-        super().__init__(traces, quick_duration_s)
+        super().__init__(traces, options, quick_duration_s)
         self.confidences = tuple(confidences)
         self.references = tuple(references)
 

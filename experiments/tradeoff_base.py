@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from analysis.coverage import NOT_RUN, Coverage, coverage
 from analysis.self_inflicted import OmniscientReferences
@@ -32,16 +32,10 @@ class TradeoffExperiment(Experiment):
     delay_ms = DELAY_MS
     queue = QUEUE
 
-    def __init__(self, traces: TraceSet | None = None,
+    def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  quick_duration_s: float = QUICK_DURATION_S) -> None:
-        self._traces = traces
+        super().__init__(traces, options)
         self.quick_duration_s = quick_duration_s
-
-    @property
-    def traces(self) -> TraceSet:
-        if self._traces is None:
-            self._traces = TraceSet.for_project()
-        return self._traces
 
     def duration_s(self, quick: bool) -> float | None:
         """None is the whole data trace once (`--once`)."""
@@ -61,7 +55,7 @@ class TradeoffExperiment(Experiment):
         return RunSpec(experiment=self.name, scheme=scheme, data_trace=data_trace,
                        ack_trace=ack_trace, delay_ms=self.delay_ms, queue=self.queue,
                        duration_s=self.duration_s(quick), trial=trial,
-                       params=make_params(**params))
+                       params=make_params(**params), options=self.run_options())
 
     def coverage(self, store: ExperimentStore) -> Coverage:
         return coverage(store, lambda quick, trials: self.matrix(quick, trials))

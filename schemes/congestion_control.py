@@ -283,7 +283,7 @@ class CongestionControlResolver:
             how.append(f"load the kernel module tcp_{name}")
         if name in ALL_EBPF_VARIANTS:
             if impl == "kernel":
-                how.append(f"allow netrepro's eBPF version (impl auto or ebpf)")
+                how.append("allow netrepro's eBPF version (impl auto or ebpf)")
             else:
                 how.append(f"build native/ so {self._display(self._object(name))} exists "
                            "and register it as root")
@@ -592,4 +592,3 @@ def _read_holder(path: Path) -> tuple[str | None, int]:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-

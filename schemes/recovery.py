@@ -45,7 +45,8 @@ RECOVERY_BASES = ("reno", "cubic")
 RECOVERY_DESCRIPTIONS = {
     "prr-kernel": "the kernel's own PRR (tcp_cwnd_reduction), with the plain congestion control",
     "rate-halving": "Linux <= 3.1 rate halving (tcp_cwnd_down / tcp_complete_cwr), eBPF",
-    "rfc3517": "RFC 3517 conservative SACK recovery (cwnd = ssthresh, send while pipe < cwnd), eBPF",
+    "rfc3517": ("RFC 3517 conservative SACK recovery (cwnd = ssthresh, send while pipe < cwnd), "
+                "eBPF"),
     "prr-bpf": "PRR (RFC 6937, Linux's variant) rewritten in eBPF, to check the kernel's",
 }
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import threading
 import time
 from contextlib import ExitStack
@@ -166,7 +165,8 @@ class TcpScheme(Scheme):
                               self.recorder.client_port if self.recorder is not None else None)
         expected = self.resolution.kernel_name
         facts = {"cc_requested": self.cc, "cc_used": from_iperf,
-                 "recovery": self.recovery.recovery if self.recovery is not None else None, "cc_seen_by_ss": from_ss,
+                 "recovery": self.recovery.recovery if self.recovery is not None else None,
+                 "cc_seen_by_ss": from_ss,
                  "cc_provider": self.resolution.provider,
                  "cc_source_sha256": self.resolution.source_sha256,
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})

@@ -2,7 +2,8 @@
 # Install everything netrepro needs, from distribution packages, and build native/.
 # Idempotent: a second run with everything in place only checks and rebuilds incrementally.
 #   ./setup/install.sh [--traces-dir DIR] [--programs-only]     (or NETREPRO_TRACES=DIR)
-#   --programs-only: build what the experiments run, not the native unit tests (a third faster)
+#   --programs-only: build what the experiments run, not the native unit tests (a third faster),
+#                    and leave out the test tools (mypy, flake8, python3-venv)
 #   --pox-dir DIR (or NETREPRO_POX=DIR): where the POX tarball or a POX checkout is
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,8 @@ required=(mininet iperf3 iputils-ping ethtool iproute2 tcpdump cmake g++ make li
           python3-jinja2 python3-rich)
 # Optional: eBPF congestion controls, the PRR controller, Open vSwitch.
 optional=(clang llvm libbpf-dev bpftool python3-os-ken openvswitch-switch)
+# For the tests (run_tests.sh): type checks, lint, the unit tests' plain virtual environment.
+[[ $tests == ON ]] && required+=(mypy flake8 python3-venv)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=(); for p in "${required[@]}" "${optional[@]}"; do installed "$p" || missing+=("$p"); done

@@ -34,6 +34,7 @@ def disable_offloads(node: RunsCommands, intf: str) -> None:
     shown = node.cmd("ethtool", "-k", intf)
     still_on = [name for name in _FEATURES.values() if f"{name}: on" in shown]
     if "Features for" not in shown:
-        raise OffloadError(f"cannot read offloads of {intf}: {shown.strip()!r} (is ethtool installed?)")
+        raise OffloadError(f"cannot read offloads of {intf}: {shown.strip()!r} "
+                           "(is ethtool installed?)")
     if still_on:
         raise OffloadError(f"offloads still on for {intf}: {', '.join(still_on)}")

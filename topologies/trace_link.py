@@ -39,13 +39,12 @@ from mininet.link import Intf, Link
 from mininet.node import Node
 
 from core.paths import ProjectPaths
-from core.traces import load_trace
+from topologies.link_side import LinkSide
 from topologies.offloads import disable_offloads
 
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 10.0
-OPPORTUNITY_BYTES = 1504
 # The emulator's timing loop runs under SCHED_FIFO when the link is slow enough that it needs
 # little CPU (cellular traces need a few percent of one core): the set-up and teardown of runs
 # side by side then cannot delay its deliveries. A fast link would starve everything else.
@@ -54,32 +53,6 @@ REALTIME_MAX_RATE_MBPS = 100.0
 
 class EmulatorFailed(RuntimeError):
     """The link emulator would not start, or died while the run was going on."""
-
-
-@dataclass(frozen=True)
-class LinkSide:
-    """One direction's service: a trace file, or a fixed rate in Mbit/s."""
-
-    trace: Path | None = None
-    rate_mbps: float | None = None
-
-    def args(self, direction: str) -> list[str]:
-        if (self.trace is None) == (self.rate_mbps is None):
-            raise ValueError(f"{direction}: give exactly one of a trace or a fixed rate")
-        if self.trace is not None:
-            return [f"--{direction}-trace", str(self.trace)]
-        return [f"--{direction}-rate-mbps", f"{self.rate_mbps:g}"]
-
-    def describe(self) -> str:
-        return str(self.trace) if self.trace is not None else f"fixed {self.rate_mbps:g} Mbit/s"
-
-    def mean_rate_mbps(self) -> float:
-        """The rate the side offers on average (a trace: its opportunities over its period)."""
-        if self.rate_mbps is not None:
-            return self.rate_mbps
-        assert self.trace is not None
-        times = load_trace(self.trace)
-        return len(times) * OPPORTUNITY_BYTES * 8 / (int(times[-1]) * 1000)
 
 
 def _side(direction: str, side: LinkSide | None, trace: str | Path | None) -> LinkSide:
@@ -377,9 +350,10 @@ class TraceLink(Link):
         ready = self.log_dir / "link-ready"
         ready.unlink(missing_ok=True)
         stderr = open(self.log_dir / "link-stderr.txt", "wb")
-        self.process = self.middle.popen(self.emulator_args(), stdout=stderr, stderr=stderr)
+        process = self.middle.popen(self.emulator_args(), stdout=stderr, stderr=stderr)
+        self.process = process
         stderr.close()
-        self._on_process(self.process.pid, self.emulator.name)
+        self._on_process(process.pid, self.emulator.name)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not ready.exists():
             self.check_alive()

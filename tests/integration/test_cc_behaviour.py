@@ -216,7 +216,9 @@ def test_the_socket_reports_the_loaded_implementation(run, variant: str) -> None
         assert m["cc_source_sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
     else:
         # What the resolver says serves it here: built in, or a module.
-        expected_provider = CongestionControlResolver().available_variants(TCP_VARIANTS)[variant]
+        served = CongestionControlResolver().available_variants(TCP_VARIANTS)[variant]
+        assert served is not None, f"{variant} is not available here"
+        expected_provider = served
         assert m["cc_source_sha256"] is None
     expected_name = EBPF_PREFIX + variant if expected_provider == "ebpf" else variant
     assert (m["cc_requested"], m["cc_provider"], m["cc_used"]) == \

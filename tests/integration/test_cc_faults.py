@@ -53,7 +53,9 @@ def test_two_runs_starting_at_once_share_one_registration(tmp_path: Path) -> Non
     ids = set()
     for r in results:
         meta = json.loads((Path(r["run_dir"]) / "meta.json").read_text())
-        ids.add(re.search(r"\(id (\d+)\)", meta["provider"]["cc_detail"]).group(1))
+        found = re.search(r"\(id (\d+)\)", meta["provider"]["cc_detail"])
+        assert found is not None, meta["provider"]["cc_detail"]
+        ids.add(found.group(1))
     # Each started while the other held it, so both name the one struct_ops id.
     assert len(ids) == 1, ids
     assert not _registered(), "the last run to leave unregisters"

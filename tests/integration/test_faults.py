@@ -82,4 +82,3 @@ def test_emulator_dying_mid_run_fails_the_run_and_tears_down(tmp_path, fixed_tra
     assert (failed / "FAILED.json").exists() and (failed / "data.log").exists()
     for pid in record["processes"]:
         assert not pid_alive(int(pid)), f"process {pid} of the failed run is still alive"
-

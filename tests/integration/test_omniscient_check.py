@@ -24,6 +24,7 @@ def test_saturating_sender_reaches_the_omniscient_throughput(paths, traces, stor
     outcome = execute(spec, store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
+    assert m is not None
     reference = OmniscientReferences(traces).for_run(spec)
     assert reference.duration_ms == SECONDS * 1000 and reference.looped
     # The same opportunities are counted on both sides (the log's window is its own

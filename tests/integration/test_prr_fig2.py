@@ -18,7 +18,7 @@ from experiments.prr_fig2 import PrrFig2
 def test_one_run_drops_exactly_the_plan_and_reads_the_kernel(
         pattern: str, recovery: str, paths: ProjectPaths, traces: TraceSet,
         store: ExperimentStore) -> None:
-    spec = PrrFig2(pattern=pattern, recovery=recovery).matrix(quick=True)[0]
+    spec = PrrFig2(None, dict(pattern=pattern, recovery=recovery)).matrix(quick=True)[0]
     outcome = execute(spec, store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
@@ -39,7 +39,7 @@ def test_one_run_drops_exactly_the_plan_and_reads_the_kernel(
 
 def test_a_plan_beyond_the_flow_fails_with_the_reason(paths: ProjectPaths, traces: TraceSet,
                                                       store: ExperimentStore) -> None:
-    spec = PrrFig2(pattern="40,41", recovery="prr-kernel").matrix(quick=True)[0]
+    spec = PrrFig2(None, dict(pattern="40,41", recovery="prr-kernel")).matrix(quick=True)[0]
     outcome = execute(spec, store, paths, traces)
     assert not outcome.ok
     assert "40" in outcome.reason and "23 original segments" in outcome.reason

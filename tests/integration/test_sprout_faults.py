@@ -35,7 +35,7 @@ def _assert_failed_without_result(run_dir: Path) -> None:
 
 
 def test_receiver_that_never_answers_fails_the_run(paths, traces, store, fixed_trace,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # A receiver that runs but never sends a forecast: the sender hears nothing.
     monkeypatch.setattr(SproutScheme, "receiver_args", lambda self, ends: ["sleep", "60"])
     outcome = execute(_spec(fixed_trace, 4), store, paths, traces)
@@ -63,4 +63,3 @@ def test_receiver_dying_mid_run_fails_the_run_and_tears_down(tmp_path, fixed_tra
     _assert_failed_without_result(Path(result["run_dir"]))
     for pid in record["processes"]:
         assert not pid_alive(int(pid)), f"process {pid} of the failed run is still alive"
-

@@ -16,7 +16,7 @@ from topologies.trace_path import new_prefix
 
 
 def test_add_link_with_trace_files_carries_pings_with_the_fixed_delay(tmp_path: Path,
-                                                                       fixed_trace: Path) -> None:
+                                                                      fixed_trace: Path) -> None:
     prefix = new_prefix()
     net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
     try:

@@ -20,6 +20,7 @@ def test_fixed_window_fills_a_fixed_trace(paths, traces, store, fixed_trace) -> 
     outcome = execute(_spec(fixed_trace, "fixed-window", 6, window=100), store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
+    assert m is not None
     assert abs(m["capacity_mbps"] - FIXED_CAPACITY_MBPS) / FIXED_CAPACITY_MBPS < 0.01
     # 100 datagrams in flight against a ~41-packet bandwidth-delay product keep the
     # queue busy: nearly every opportunity carries a packet.
@@ -41,6 +42,7 @@ def test_cubic_over_a_fixed_trace_is_verified(paths, traces, store, fixed_trace)
     outcome = execute(_spec(fixed_trace, "cubic", 8), store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
+    assert m is not None
     assert m["cc_requested"] == "cubic" and m["cc_used"] == "cubic"
     assert m["cc_provider"] == "builtin"
     assert 0.7 * FIXED_CAPACITY_MBPS < m["throughput_mbps"] <= FIXED_CAPACITY_MBPS * 1.001
@@ -50,6 +52,7 @@ def test_bursty_trace_capacity_matches_the_trace(paths, traces, store, bursty_tr
     outcome = execute(_spec(bursty_trace, "fixed-window", 5, window=60), store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
+    assert m is not None
     # 21 opportunities (ten at 5, ten at 50, one at 100) of 1504 bytes per 100 ms.
     expected = 21 * 1504 * 8 / 0.1 / 1e6
     assert abs(m["capacity_mbps"] - expected) / expected < 0.03

@@ -14,7 +14,8 @@ def _dead_pid() -> int:
 
 
 def test_leftovers_of_a_dead_owner_are_killed(tmp_path) -> None:
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "nrtest-marker"])
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "nrtest-marker"])
     try:
         record = ActiveRun(tmp_path, "nrtest", owner=_dead_pid())
         record.add(victim.pid, "nrtest-marker")
@@ -27,7 +28,8 @@ def test_leftovers_of_a_dead_owner_are_killed(tmp_path) -> None:
 
 
 def test_a_live_owner_is_left_alone(tmp_path) -> None:
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "nrtest-marker"])
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "nrtest-marker"])
     try:
         record = ActiveRun(tmp_path, "nrlive")  # owner: this test process, alive
         record.add(victim.pid, "nrtest-marker")

@@ -27,7 +27,7 @@ class FakeRunner:
     def __call__(self, spec: RunSpec) -> SideRun:
         self.specs.append(spec)
         side = spec.param("cc_impl")
-        link = next(l.name for l in LINKS if l.data_trace == spec.data_trace)
+        link = next(c.name for c in LINKS if c.data_trace == spec.data_trace)
         if (link, side) in self.fail:
             return SideRun(False, "RunInvalid: boom", {}, None, f"failed/{link}-{side}")
         kernel = side == "kernel"

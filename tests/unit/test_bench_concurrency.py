@@ -154,7 +154,7 @@ def test_runs_are_found_by_scheme_and_trial_not_trial_alone(tmp_path) -> None:
         run_dir = add_done(store, spec, **{m: float(i + 1) for m in METRICS})
         (run_dir / "meta.json").write_text(json.dumps(
             {"spec": spec.to_dict(), "link": {"a2b": {"lateness_us": {"p99": 100 + i}},
-                                             "b2a": {"lateness_us": {"p99": 50}}}}))
+                                              "b2a": {"lateness_us": {"p99": 50}}}}))
     found = measured_runs(store, specs)
     assert [m.scheme for m in found] == [s.scheme for s in specs]
     assert [m.metrics[METRICS[0]] for m in found] == [float(i + 1) for i in range(len(specs))]

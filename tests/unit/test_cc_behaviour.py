@@ -13,6 +13,8 @@ from analysis.cc_behaviour import (BIC_BETA, acked_packets_per_ack, bic_growth_b
 from analysis.mahimahi_log import parse_log
 from analysis.tcp_probe import ProbeTrace
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+
+
 def _probe(time_s, cwnd, ssthresh, state, srtt_us=100_000, snd_una=None) -> ProbeTrace:
     n = len(time_s)
     arr = lambda v: np.asarray(v if np.ndim(v) else [v] * n, dtype=np.int64)  # noqa: E731
@@ -56,7 +58,7 @@ def test_growth_per_rtt_counts_rtts_elapsed_in_avoidance_only() -> None:
     # Slow start before the loss is ignored; after it, +1 per 0.1 s at srtt 0.1 s.
     t = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     probe = _probe(t, cwnd=[10, 40, 20, 20, 21, 22, 23], ssthresh=[2 ** 31 - 1, 2 ** 31 - 1,
-                                                                    20, 20, 20, 20, 20],
+                                                                   20, 20, 20, 20, 20],
                    state=[CA_OPEN, CA_OPEN, CA_RECOVERY, CA_OPEN, CA_OPEN, CA_OPEN, CA_OPEN])
     assert growth_per_rtt(probe) == pytest.approx(1.0)
     assert acked_packets_per_ack(probe, mss=1448) == pytest.approx(2.0)
@@ -75,8 +77,10 @@ def test_bic_wmax_follows_fast_convergence_and_timeouts() -> None:
 
 
 def test_bic_growth_far_from_and_near_wmax() -> None:
-    # First, slow start ends with a loss at 130 (its overshoot); while the sender recovers,
-    # cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax: not BIC's search, not measured.
+    # First, slow start ends with a loss at 130 (its overshoot: BIC sets Wmax 130 and
+    # ssthresh 104); while the sender recovers, more losses lower ssthresh to 100 with no
+    # new reduction of BIC's, and cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax.
+    # ssthresh is no longer the one BIC set with its Wmax: not measured.
     overshoot_cwnd = [129, 130, 104, 100, 101, 102, 103]
     overshoot_time = [0, 0.01, 0.02, 0.03, 0.13, 0.23, 0.33]
     overshoot_state = [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * 4
@@ -99,6 +103,12 @@ def test_bic_growth_far_from_and_near_wmax() -> None:
     first_only = _probe(overshoot_time, cwnd=overshoot_cwnd, ssthresh=overshoot_ssthresh,
                         state=overshoot_state)
     assert bic_growth_by_region(first_only) == (None, None)
+    # Had ssthresh stayed the one BIC set (104), those samples would be BIC's search, and a
+    # creep of +1 per RTT 30 below Wmax would count against it: nothing is skipped by position.
+    kept = _probe(overshoot_time, cwnd=[129, 130, 104, 104, 105, 106, 107],
+                  ssthresh=[200, 200, 104, 104, 104, 104, 104], state=overshoot_state)
+    far, near = bic_growth_by_region(kept)
+    assert far == pytest.approx(1.0) and near is None
 
 
 def test_hybla_rho_from_the_smallest_srtt() -> None:

@@ -12,7 +12,10 @@ import pytest
 from analysis.leaderboard import BoardTrace, board, write_leaderboards
 from core.results import ExperimentStore
 from experiments.contest import Contest, contest_spec
+from core.traces import TraceSet
 from tests.unit.fake_runs import add_done, write_trace
+
+NO_TRACES = TraceSet([], Path("/nonexistent"), manifest={})  # the matrix reads no trace
 
 TRACE = "Tiny"
 
@@ -144,11 +147,11 @@ def test_runs_off_the_contest_path_are_not_on_the_board(tmp_path: Path) -> None:
 
 
 def test_quick_mode_runs_three_baselines_on_the_training_trace() -> None:
-    quick = Contest().matrix(quick=True)
+    quick = Contest(NO_TRACES).matrix(quick=True)
     assert {s.scheme for s in quick} == {"sprout", "johnnybameesh", "aimd"}
     assert {s.data_trace for s in quick} == {"Verizon-LTE-short.down"}
     assert all(s.once and s.delay_ms == 20 and s.queue == "infinite" for s in quick)
-    full = Contest().matrix(quick=False)
+    full = Contest(NO_TRACES).matrix(quick=False)
     assert {s.data_trace for s in full} == {"Verizon-LTE-short.down",
                                             "ATT-LTE-driving-2016.down", "TMobile-LTE-short.down"}
 

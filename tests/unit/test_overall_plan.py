@@ -15,10 +15,10 @@ from tests.unit.fake_runs import add_done, trace_set, write_trace
 class _Sweep(Experiment):
     title = "a sweep"
 
-    def __init__(self, name: str, trace: Path, runs: int) -> None:
+    def __init__(self, name: str, trace: Path, runs: int, delay_ms: int = 20) -> None:
         self.name = name
         self.specs = [RunSpec(experiment=name, scheme="fixed-window", data_trace=str(trace),
-                              ack_trace=str(trace), duration_s=60.0, trial=t)
+                              ack_trace=str(trace), duration_s=60.0, trial=t, delay_ms=delay_ms)
                       for t in range(1, runs + 1)]
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
@@ -32,11 +32,16 @@ def test_each_experiment_then_the_total(tmp_path, capsys) -> None:
     trace = write_trace(tmp_path / "traces", "t.trace", [1])
     paths = ProjectPaths(results_override=tmp_path / "results")
     traces = trace_set(tmp_path / "traces")
-    a, b = _Sweep("a", trace, 4), _Sweep("b", trace, 3)
+    a, b = _Sweep("a", trace, 4), _Sweep("b", trace, 3, delay_ms=30)
     add_done(ExperimentStore(paths.results_dir / "a"), a.specs[0])
     runner = MatrixRunner(paths, traces, jobs=3, out=sys.stdout)
-    ran = []
-    runner._run_child = lambda name, spec: ran.append((name, spec.trial)) or (True, "", False)
+    ran: list[tuple[str, int]] = []
+
+    def child(name: str, spec: RunSpec) -> tuple[bool, str, bool]:
+        ran.append((name, spec.trial))
+        return True, "", False
+
+    setattr(runner, "_run_child", child)
     results = runner.run_plan([(a, a.specs), (b, b.specs)])
     out = capsys.readouterr().out.splitlines()
     # 60 s of trace + the per-run overhead; a has 3 runs left, b 3, all through 3 side by side.
@@ -55,7 +60,7 @@ def test_one_experiment_has_no_total_line(tmp_path, capsys) -> None:
     trace = write_trace(tmp_path / "traces", "t.trace", [1])
     paths = ProjectPaths(results_override=tmp_path / "results")
     runner = MatrixRunner(paths, trace_set(tmp_path / "traces"), jobs=2, out=sys.stdout)
-    runner._run_child = lambda name, spec: (True, "", False)
+    setattr(runner, "_run_child", lambda name, spec: (True, "", False))
     a = _Sweep("a", trace, 2)
     runner.run_plan([(a, a.specs)])
     assert not any("in all" in line for line in capsys.readouterr().out.splitlines())

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from tests.unit.prr_fake_run import write_fake_run
 
 
 def test_the_matrix_is_patterns_by_sizes_by_recoveries() -> None:
-    full = PrrFig2().matrix(quick=False)
+    full = PrrFig2(None).matrix(quick=False)
     assert len(full) == 3 * 2 * 4
     cells = {(s.option("pattern"), s.option("size"), s.option("recovery")) for s in full}
     assert len(cells) == len(full)
@@ -24,10 +23,10 @@ def test_the_matrix_is_patterns_by_sizes_by_recoveries() -> None:
     assert len({s.option("controller") for s in full}) == 1
     assert all(s.option("controller") in ("pox", "os-ken", "auto") and s.delay_ms == 20
                and s.data_trace == "rate:10" for s in full)
-    quick = PrrFig2().matrix(quick=True)
+    quick = PrrFig2(None).matrix(quick=True)
     assert {s.option("size") for s in quick} == {32768} and len(quick) == 12
-    assert len({s.run_id() for s in PrrFig2().matrix(quick=True, trials=2)}) == 24
-    assert get_experiment("prr-fig2").name == "prr-fig2"
+    assert len({s.run_id() for s in PrrFig2(None).matrix(quick=True, trials=2)}) == 24
+    assert get_experiment("prr-fig2", PrrFig2(None).traces).name == "prr-fig2"
 
 
 def test_auto_becomes_the_controller_that_would_serve(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,42 +34,43 @@ def test_auto_becomes_the_controller_that_would_serve(monkeypatch: pytest.Monkey
     from controllers.launcher import ControllerChoice, ControllerUnavailable
     monkeypatch.setattr(launcher, "choose_controller",
                         lambda requested: ControllerChoice("os-ken", requested, "1", "test"))
-    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"os-ken"}
+    assert {s.option("controller") for s in PrrFig2(None).matrix(quick=True)} == {"os-ken"}
 
     def none(requested: str) -> ControllerChoice:
         raise ControllerUnavailable("no controller")
     monkeypatch.setattr(launcher, "choose_controller", none)
     # Nothing can serve: the runs keep `auto` and fail with the launcher's message.
-    assert {s.option("controller") for s in PrrFig2().matrix(quick=True)} == {"auto"}
-    assert {s.option("controller") for s in PrrFig2(controller="pox").matrix(quick=True)} == \
+    assert {s.option("controller") for s in PrrFig2(None).matrix(quick=True)} == {"auto"}
+    pox = PrrFig2(None, dict(controller="pox"))
+    assert {s.option("controller") for s in pox.matrix(quick=True)} == \
         {"pox"}
 
 
 def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
-    one = PrrFig2(pattern="heavy", size=65536, recovery="rfc3517", cc="reno",
-                  controller="pox", bottleneck=100, rtt=20).matrix(quick=True)
+    one = PrrFig2(None, dict(pattern="heavy", size=65536, recovery="rfc3517", cc="reno",
+                  controller="pox", bottleneck=100, rtt=20)).matrix(quick=True)
     assert len(one) == 1
     spec = one[0]
     assert (spec.scheme, spec.option("controller"), spec.data_trace, spec.delay_ms) == \
         ("reno", "pox", "rate:100", 10)
-    assert spec.run_id() != PrrFig2(pattern="heavy", size=65536, recovery="rfc3517",
+    assert spec.run_id() != PrrFig2(None, dict(pattern="heavy", size=65536, recovery="rfc3517",
                                     cc="reno", controller="os-ken", bottleneck=100,
-                                    rtt=20).matrix(quick=True)[0].run_id()
+                                    rtt=20)).matrix(quick=True)[0].run_id()
     assert {o.name for o in OPTIONS} == {"pattern", "size", "recovery", "cc", "controller",
                                          "bottleneck", "rtt"}
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"recovery": "fack"}, "unknown recovery 'fack'"),
-    ({"cc": "bbr"}, "not 'bbr'"),
-    ({"controller": "ryu"}, "unknown controller 'ryu'"),
+    ({"recovery": "fack"}, "--recovery: 'fack' is not one of all, rate-halving"),
+    ({"cc": "bbr"}, "--cc: 'bbr' is not one of cubic, reno"),
+    ({"controller": "ryu"}, "--controller: 'ryu' is not one of auto, pox, os-ken"),
     ({"rtt": 41}, "even number"),
     ({"pattern": "medium"}, "unknown drop pattern 'medium'"),
     ({"pattern": "3-1"}, "must be 1 <= N <= M"),
 ])
 def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        PrrFig2(**kwargs)
+        PrrFig2(None, kwargs)
 
 
 def _finished(store: ExperimentStore, spec, tmp: Path) -> Path:
@@ -83,11 +83,11 @@ def _finished(store: ExperimentStore, spec, tmp: Path) -> Path:
 
 def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
     store = ExperimentStore(tmp_path / "prr-fig2")
-    specs = [s for s in PrrFig2(pattern="light").matrix(quick=True)
+    specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)
              if s.option("recovery") in ("rate-halving", "prr-kernel")]
     for spec in specs:
         _finished(store, spec, tmp_path)
-    files = PrrFig2().make_figures(store, store.root)
+    files = PrrFig2(None).make_figures(store, store.root)
     names = {f.name for f in files}
     controller = specs[0].option("controller")
     assert {"summary.csv", f"prr-light-32k-cubic-{controller}.png",

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.prr_run import load_prr_run, prr_run_metrics
-from app.executor import lifecycle_for, planned_duration_s
+from analysis.prr_run import check_drops_as_planned, load_prr_run, prr_run_metrics
+from analysis.run_metrics import compute_run_metrics
+from app.planning import planned_duration_s
 from app.prr_lifecycle import _spec_options
-from app.prr_lifecycle import metrics as prr_metrics
-from core.runspec import RunSpec, make_params
+from core.runspec import RunSpec, make_params, topology_of
 from experiments.prr_fig2 import PrrFig2
 from schemes.base import RunInvalid
 from tests.unit.pcap_builder import MSS
@@ -51,31 +51,32 @@ def test_probe_times_move_onto_the_capture_clock(tmp_path: Path) -> None:
     assert run.probe_times()[0] == pytest.approx(0.100)
 
 
-def test_the_lifecycle_refuses_a_run_with_other_drops(tmp_path: Path) -> None:
-    spec = PrrFig2().matrix(quick=True)[0]
+def test_a_run_with_other_drops_is_invalid(tmp_path: Path) -> None:
+    spec = PrrFig2(None).matrix(quick=True)[0]
     meta = write_fake_run(tmp_path, spec, receiver_loses={"o2"}, controller_log=[2])
     with pytest.raises(RunInvalid, match="planned segments 3 were not dropped"):
-        prr_metrics(tmp_path, spec, meta)
+        check_drops_as_planned(tmp_path, meta)
     meta = write_fake_run(tmp_path, spec)
-    assert prr_metrics(tmp_path, spec, meta)["drops_as_planned"] is True
+    check_drops_as_planned(tmp_path, meta)
+    assert compute_run_metrics(tmp_path, spec, meta)["drops_as_planned"] is True
     meta["controller"]["plan_problems"] = ["the direct flow was never installed after the plan"]
     with pytest.raises(RunInvalid, match="controller: the direct flow was never installed"):
-        prr_metrics(tmp_path, spec, meta)
+        check_drops_as_planned(tmp_path, meta)
 
 
-def test_the_topology_option_chooses_the_lifecycle() -> None:
-    prr = PrrFig2().matrix(quick=True)[0]
-    assert lifecycle_for(prr).name == "openflow-switch"
+def test_the_topology_option_chooses_how_a_run_is_measured() -> None:
+    prr = PrrFig2(None).matrix(quick=True)[0]
+    assert topology_of(prr) == "openflow-switch"
     assert planned_duration_s(prr, None) > 0  # type: ignore[arg-type]
     trace = RunSpec("x", "cubic", "rate:10", "rate:10", duration_s=5.0)
-    assert lifecycle_for(trace).name == "trace-path"
+    assert topology_of(trace) == "trace-path"
     odd = RunSpec("x", "cubic", "rate:10", "rate:10", options=make_params(topology="ring"))
     with pytest.raises(ValueError, match="unknown topology 'ring'"):
-        lifecycle_for(odd)
+        topology_of(odd)
 
 
 def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
-    spec = PrrFig2(bottleneck=100).matrix(quick=True)[0]
+    spec = PrrFig2(None, dict(bottleneck=100)).matrix(quick=True)[0]
     assert _spec_options(spec)["bottleneck"] == 100
     bad = RunSpec(**{**spec.to_dict(), "delay_ms": 5,
                      "params": (), "options": spec.options})

@@ -132,16 +132,18 @@ def test_registry_takes_a_recovery_for_reno_and_cubic_only() -> None:
 
 def test_registry_refuses_recovery_with_cc_impl(tmp_path: Path) -> None:
     from core.paths import ProjectPaths
-    spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t", params=(("cc_impl", "kernel"),
-                                                          ("recovery", "rfc3517")))
+    spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t",
+                   params=(("cc_impl", "kernel"), ("recovery", "rfc3517")))
     with pytest.raises(SchemeParameterError, match="drop --cc-impl"):
         make_scheme(spec, ProjectPaths())
 
 
 def test_registry_refuses_an_unknown_recovery() -> None:
     from core.paths import ProjectPaths
-    spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t", params=(("recovery", "fack"),))
-    with pytest.raises(SchemeParameterError, match="--recovery 'fack' is out of range: one of prr-kernel"):
+    spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t",
+                   params=(("recovery", "fack"),))
+    with pytest.raises(SchemeParameterError,
+                       match="--recovery 'fack' is out of range: one of prr-kernel"):
         make_scheme(spec, ProjectPaths())
 
 

@@ -1,8 +1,12 @@
 """RunSpec ids and the results store's resume/failure rules."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
+
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,18 +14,44 @@ from core.results import DONE, FAILED, ExperimentStore, read_json
 from core.runspec import RunSpec, make_params
 
 
-def spec(**overrides) -> RunSpec:
-    base = dict(experiment="x", scheme="fixed-window", data_trace="a.down", ack_trace="a.up",
-                params=make_params(window=10))
+def spec(**overrides: Any) -> RunSpec:
+    base: dict[str, Any] = dict(experiment="x", scheme="fixed-window", data_trace="a.down",
+                                ack_trace="a.up", params=make_params(window=10))
     base.update(overrides)
     return RunSpec(**base)
 
 
-def test_run_id_is_stable_and_depends_on_every_field() -> None:
+# Another value for every field of a RunSpec that is part of what is measured.
+OTHER_VALUES = {
+    "scheme": "aimd", "data_trace": "b.down", "ack_trace": "b.up", "delay_ms": 21,
+    "queue": "droptail:packets=100", "duration_s": 30.0, "trial": 2,
+    "params": make_params(window=11), "options": make_params(one_way=True),
+}
+
+
+def test_run_id_is_stable_and_depends_on_every_measured_field() -> None:
+    fields = {f.name for f in dataclasses.fields(RunSpec)}
+    assert fields == set(OTHER_VALUES) | {"experiment"}, \
+        f"give OTHER_VALUES a value for {fields - set(OTHER_VALUES) - {'experiment'}}"
     assert spec().run_id() == spec().run_id()
-    assert spec().run_id() != spec(params=make_params(window=11)).run_id()
-    assert spec().run_id() != spec(trial=2).run_id()
-    assert spec().run_id() != spec(duration_s=30.0).run_id()
+    for name, value in OTHER_VALUES.items():
+        changed = spec(**{name: value})
+        assert changed != spec() and changed.run_id() != spec().run_id(), name
+        assert changed.dirname() != spec().dirname(), name
+
+
+def test_the_asking_experiment_is_not_part_of_the_run() -> None:
+    """Two experiments asking for the same run get one run: same id, same folder, equal."""
+    mine, theirs = spec(experiment="x"), spec(experiment="y")
+    assert mine.run_id() == theirs.run_id() and mine.dirname() == theirs.dirname()
+    assert mine == theirs and hash(mine) == hash(theirs)
+    assert mine.to_dict()["experiment"] == "x"  # still recorded with the run
+
+
+def test_run_id_changes_with_the_measurement_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = spec().run_id()
+    monkeypatch.setattr("core.runspec.code_version", lambda: "another-version")
+    assert spec().run_id() != before
 
 
 def test_spec_round_trips_through_dict() -> None:
@@ -34,13 +64,27 @@ def test_once_means_no_duration() -> None:
     assert spec().once and not spec(duration_s=3).once
 
 
-def test_commit_writes_done_last_and_is_resumable(tmp_path) -> None:
-    store = ExperimentStore(tmp_path / "exp")
+@pytest.mark.parametrize("pooled", [False, True])
+def test_commit_writes_done_last_and_is_resumable(tmp_path, monkeypatch, pooled: bool) -> None:
+    store = ExperimentStore(tmp_path / "exp", pool=tmp_path / "runs" if pooled else None)
     s = spec()
     tmp = store.new_temp_dir(s)
     (tmp / "data.log").write_text("# base timestamp: 0\n")
     assert not store.is_done(s)
+    # Watch the folder's rename into place: its artifacts are there, DONE is not yet.
+    renames: list[Path] = []
+    real_replace = os.replace
+
+    def watched_replace(src, dst) -> None:
+        real_replace(src, dst)
+        if Path(src) == tmp:
+            assert (Path(dst) / "data.log").is_file() and not (Path(dst) / DONE).exists()
+            assert not store.is_done(s)
+            renames.append(Path(dst))
+
+    monkeypatch.setattr("core.results.os.replace", watched_replace)
     final = store.commit(tmp, s)
+    assert renames == [store.home(s)], "the folder is renamed into place once"
     assert (final / DONE).is_file() and (final / "data.log").is_file()
     assert store.is_done(s)
     assert not tmp.exists()

@@ -13,8 +13,8 @@ def test_paper_spelling_comes_from_the_tables() -> None:
     assert display_name("my-scheme") == "my-scheme"
 
 
-def test_a_label_changed_in_the_table_changes_on_figures(monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
+def test_a_label_changed_in_the_table_changes_on_figures(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     entry = registry.scheme_entry("cubic")
     changed = SchemeEntry(entry.name, entry.family, entry.description, entry.build,
                           entry.params, label="CUBIC (test)", colour="lime", marker="1")

@@ -1,6 +1,9 @@
 """A parameter a scheme would ignore is refused, with what the scheme does take."""
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 
 from app import cli
@@ -34,7 +37,7 @@ def test_parameters_a_scheme_reads_are_accepted(scheme: str, params: dict) -> No
     ("sprout-ewma", {"cc_impl": "kernel"}, "--cc-impl", "--confidence"),
 ])
 def test_parameters_a_scheme_would_ignore_are_refused(scheme: str, params: dict, refused: str,
-                                                       takes: str) -> None:
+                                                      takes: str) -> None:
     with pytest.raises(SchemeParameterError) as e:
         check_params(spec(scheme, **params))
     assert f"{scheme} does not take {refused}" in str(e.value)
@@ -49,7 +52,10 @@ def test_unknown_scheme_lists_the_known_ones() -> None:
 def test_one_refuses_before_building_anything(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     # Root is only pretended: the refusal comes before any network, process or file.
     monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
-    monkeypatch.setattr("app.executor.execute", lambda *a, **k: pytest.fail("ran anyway"))
+    # A stand-in for the executor (the real one imports Mininet): running it fails the test.
+    executor = types.ModuleType("app.executor")
+    executor.execute = lambda *a, **k: pytest.fail("ran anyway")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "app.executor", executor)
     status = cli.main(["one", "--scheme", "sprout", "--window", "10", "--data-trace",
                        "rate:12", "--ack-trace", "rate:12", "--duration", "5", "--json"])
     assert status == cli.EXIT_USAGE

@@ -31,9 +31,10 @@ def fig7(tmp_path: Path) -> SproutFig7:
     return SproutFig7(traces=_traces(tmp_path / "traces"))
 
 
-def test_registered() -> None:
-    assert isinstance(get_experiment("sprout-fig7"), SproutFig7)
-    assert isinstance(get_experiment("sprout-risk"), SproutRisk)
+def test_registered(tmp_path: Path) -> None:
+    traces = trace_set(tmp_path)
+    assert isinstance(get_experiment("sprout-fig7", traces), SproutFig7)
+    assert isinstance(get_experiment("sprout-risk", traces), SproutRisk)
 
 
 def test_full_matrix_is_every_scheme_on_every_trace_both_ways(fig7: SproutFig7) -> None:
@@ -66,7 +67,7 @@ def test_quick_is_the_first_minute_and_trials_repeat(fig7: SproutFig7) -> None:
     assert len(three) == 192 and len({s.run_id() for s in three}) == 192
     assert {s.trial for s in three} == {1, 2, 3}
     # 64 minute-long runs: the plan at --jobs 3 stays under half an hour
-    assert sum(s.duration_s + PER_RUN_OVERHEAD_S for s in quick) / 3 < 30 * 60
+    assert sum((s.duration_s or 0.0) + PER_RUN_OVERHEAD_S for s in quick) / 3 < 30 * 60
 
 
 def test_verizon_lte_substitute(tmp_path: Path) -> None:
@@ -81,8 +82,8 @@ def test_verizon_lte_substitute(tmp_path: Path) -> None:
     assert nothing.panels()[0].base == "Verizon-LTE-driving"
 
 
-def test_risk_matrix() -> None:
-    exp = SproutRisk()
+def test_risk_matrix(tmp_path: Path) -> None:
+    exp = SproutRisk(trace_set(tmp_path))
     specs = exp.matrix(quick=True)
     assert [s.param("confidence") for s in specs if s.scheme == "sprout"] == \
         [0.05, 0.25, 0.5, 0.75, 0.95]

@@ -17,7 +17,7 @@ import pytest
 from analysis.tcp_probe import read_probe
 from schemes.tcp_probe_format import (CA_OPEN, CA_RECOVERY, CONG_STATE_FILE, PROBE_COLUMNS,
                                       PROBE_FILE, ProbeCsvWriter, ProbeFormatError,
-                                      TraceLineParser)
+                                      ProbeSample, TraceLineParser)
 from schemes import tcp_probe_recorder
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeSetup
 
@@ -34,7 +34,7 @@ STATE_LINE = (
 
 def test_a_probe_line_gives_every_field() -> None:
     sample = TraceLineParser().feed(PROBE_LINE.format(cwnd=10, ssthresh=2147483647))
-    assert sample is not None
+    assert isinstance(sample, ProbeSample)
     assert sample.time_s == pytest.approx(10773.612832)
     assert (sample.snd_cwnd, sample.ssthresh, sample.srtt_us) == (10, 2147483647, 41767)
     assert (sample.snd_nxt, sample.snd_una) == (0xCBC35DC8, 0xCBC2B31E)
@@ -46,6 +46,7 @@ def test_rows_carry_the_congestion_state_in_force() -> None:
     before = parser.feed(PROBE_LINE.format(cwnd=100, ssthresh=75))
     change = parser.feed(STATE_LINE.format(state=CA_RECOVERY))
     after = parser.feed(PROBE_LINE.format(cwnd=99, ssthresh=50))
+    assert before is not None and change is not None and after is not None
     assert before.ca_state == CA_OPEN and after.ca_state == CA_RECOVERY
     assert change.ca_state == CA_RECOVERY and parser.state_changes == 1
 
@@ -131,7 +132,7 @@ def test_not_root_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_failed_arm_leaves_no_instance_record_or_artifact(tmp_path: Path,
-                                                             as_root: None) -> None:
+                                                            as_root: None) -> None:
     # A plain folder is not tracefs: the instance has no control files, so arming fails.
     tracefs = _fake_tracefs(tmp_path / "tracing")
     state, out = tmp_path / "state", tmp_path / "run"

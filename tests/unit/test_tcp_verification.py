@@ -5,7 +5,8 @@ SS = """State Recv-Q Send-Q Local Address:Port Peer Address:Port Process
 ESTAB 0      0      10.0.0.1:40000     10.0.0.2:5201
 \t cubic wscale:7,7 rto:204 rtt:0.1/0.05 mss:1448 cwnd:10 bytes_sent:180 bytes_acked:181 segs_out:5
 ESTAB 0      127424 10.0.0.1:40002     10.0.0.2:5201
-\t ts sack bpf_vegas wscale:7,7 rto:244 rtt:43.5/1.2 mss:1448 cwnd:38 bytes_sent:9812345 bytes_acked:9700001
+\t ts sack bpf_vegas wscale:7,7 rto:244 rtt:43.5/1.2 mss:1448 cwnd:38 bytes_sent:9812345 \
+bytes_acked:9700001
 """
 
 

@@ -143,9 +143,14 @@ def test_verification_is_remembered_until_the_file_changes(tmp_path: Path, monke
     root = project(tmp_path)
     path = write(tmp_path / "mine" / "Test.down", CONTENT)
     traces = TraceSet.for_project(root, extra_dir=path.parent, env={})
-    calls = []
+    calls: list[int] = []
     real = traces_mod.git_blob_sha1
-    monkeypatch.setattr(traces_mod, "git_blob_sha1", lambda d: calls.append(1) or real(d))
+
+    def counted(data: bytes) -> str:
+        calls.append(1)
+        return real(data)
+
+    monkeypatch.setattr(traces_mod, "git_blob_sha1", counted)
     traces.resolve("Test.down")
     traces.resolve("Test.down")
     assert len(calls) == 1 and traces.stamp_path.is_file()

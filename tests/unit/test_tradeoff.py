@@ -62,5 +62,5 @@ def test_run_row_reads_the_artifacts(tmp_path) -> None:
     row = run_row(record, OmniscientReferences(trace_set(tmp_path / "traces")))
     assert row["self_inflicted_delay_ms"] == 100 and row["omniscient_p95_e2e_delay_ms"] == 25
     assert (row["provider"], row["cc_used"], row["label"]) == ("ebpf", "bpf_vegas",
-                                                                "Vegas (eBPF)")
+                                                               "Vegas (eBPF)")
     assert row["run"] == record.path.name and row["trial"] == 1

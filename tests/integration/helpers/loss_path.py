@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +58,8 @@ print(total, flush=True)
 
 _SENDER = r"""
 import fcntl, socket, struct, sys, termios, time
-host, port, cport, cc, nbytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+host, port, cport, cc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+nbytes = int(sys.argv[5])
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", cport))
