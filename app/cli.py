@@ -176,6 +176,16 @@ def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     return EXIT_OK
 
 
+def cmd_verify(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.verify_command import run_verify
+    return run_verify(args, paths, _traces(args, paths))
+
+
+def cmd_pack(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.verify_command import run_pack
+    return run_pack(args, paths, _traces(args, paths))
+
+
 def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
     import importlib
     _require_root()
@@ -257,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="concurrency: only these levels, e.g. 8,10,12 (those below the "
                             "lowest are taken to hold: contention only grows with the level)")
 
+    from app.verify_command import add_pack_parser, add_verify_parser
+    add_verify_parser(sub)
+    add_pack_parser(sub)
+
     sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
     ex.add_argument("--experiment", required=True)
@@ -293,6 +307,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
     "_required-traces": cmd_required_traces,
 }
+COMMANDS.update(verify=cmd_verify, pack=cmd_pack)
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
