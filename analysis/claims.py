@@ -372,13 +372,14 @@ class Slack:
 
     relative: float = 0.0
     absolute: float = 0.0
+    unit: str = ""
 
     def allows(self, previous: float, current: float) -> bool:
         return current >= previous - max(abs(previous) * self.relative, self.absolute)
 
     def text(self) -> str:
         parts = [f"{self.relative * 100:g}%"] if self.relative else []
-        parts += [f"{self.absolute:g}"] if self.absolute else []
+        parts += [f"{self.absolute:g}{self.unit}"] if self.absolute else []
         return " or ".join(parts) or "none"
 
 
@@ -531,7 +532,7 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "")
     if not _applies(claim, mode):
         if claim.mode == FULL:
             why = "a full-run claim; the runs on record are the quick pass" + (
-                f" (`./repro run {experiment}`)" if experiment else "")
+                f" (./repro run {experiment})" if experiment else "")
         else:
             why = "a quick-pass claim; the runs on record are the full run"
         outcome = Outcome(NOT_RUN, "-", (), why)

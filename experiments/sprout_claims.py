@@ -103,7 +103,7 @@ RISK_CLAIMS: tuple[Claim, ...] = (
           text="Sprout's self-inflicted delay rises as its forecast percentile rises "
                "(lower confidence, more delay)",
           paper="136 → 999 ms from 95% to 5% confidence",
-          check=Monotone("confidence", DELAY, Slack(relative=0.10, absolute=5.0),
+          check=Monotone("confidence", DELAY, Slack(relative=0.10, absolute=5.0, unit=" ms"),
                          where=SWEEP),
           reason="delays at the cautious end are tens of ms, where one run's 95th percentile "
                  "moves by a few ms: 10% or 5 ms, the wider, is noise, more is a reversal"),
