@@ -8,6 +8,7 @@ checked (no results, unreadable artifacts, run folders gone, an unknown experime
 """
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,19 +201,32 @@ def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
     return verdict
 
 
+def _runs_in_summary(store: ExperimentStore) -> set[str]:
+    """The run folders summary.csv was drawn from (its `run` column)."""
+    path = store.root / "summary.csv"
+    if not path.is_file():
+        return set()
+    with open(path, newline="") as f:
+        return {row["run"] for row in csv.DictReader(f) if row.get("run")}
+
+
 def _compare_stored_claims(verdict: ExperimentVerdict, store: ExperimentStore,
                            present: set[str]) -> None:
-    """Runs the stored claims.json was based on that are gone; verdicts that changed."""
+    """Runs the stored claims.json and summary.csv were drawn from that are gone;
+    verdicts that changed since claims.json was written."""
+    named = _runs_in_summary(store)
     path = store.root / "claims.json"
-    if not path.is_file() or verdict.claims is None:
-        return
-    try:
-        stored = ClaimReport.from_dict(read_json(path))
-    except (OSError, ValueError, TypeError) as e:
-        verdict.changed_claims.append(f"claims.json unreadable: {e}")
-        return
-    named = {run for result in stored.results for run in result.runs}
+    stored = None
+    if path.is_file() and verdict.claims is not None:
+        try:
+            stored = ClaimReport.from_dict(read_json(path))
+        except (OSError, ValueError, TypeError) as e:
+            verdict.changed_claims.append(f"claims.json unreadable: {e}")
+    if stored is not None:
+        named |= {run for result in stored.results for run in result.runs}
     verdict.deleted = sorted(named - present)
+    if stored is None or verdict.claims is None:
+        return
     ours = {r.id: r.verdict for r in verdict.claims.results}
     for result in stored.results:
         now = ours.get(result.id)
@@ -282,7 +296,8 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
         print(f"  {v.left_out} finished runs left out of the claims (their trace is not on "
               "this machine: pass --traces-dir)", file=out)
     for name in v.deleted:
-        print(f"    run folder gone (named by the stored claims.json): {name}", file=out)
+        print(f"    run folder gone (named by the stored claims.json or summary.csv): {name}",
+              file=out)
     for change in v.changed_claims:
         print(f"    claim changed since claims.json was written: {change}", file=out)
     if v.claims is None or not v.claims.results:
