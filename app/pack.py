@@ -293,7 +293,7 @@ def _provenance(manifest: dict[str, Any]) -> list[str]:
                      f"check with the same code: git checkout "
                      f"{str(manifest.get('git_commit') or '?')[:12]})")
     if manifest.get("analysis_version") != analysis_version():
-        lines.append(f"  the bundle's numbers were computed by analysis "
-                     f"{manifest.get('analysis_version', '?')}, this checkout's is "
-                     f"{analysis_version()}: differences are reported as recomputed")
+        lines.append(f"  packed with analysis {manifest.get('analysis_version', '?')}, this "
+                     f"checkout's is {analysis_version()}: a stored number it no longer gives "
+                     "back is reported as recomputed")
     return lines
