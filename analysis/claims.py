@@ -72,8 +72,9 @@ def _number(value: Any) -> float | None:
 def _fmt(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
-    text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
-    return f"{text}{unit}"
+    size = abs(value)
+    digits = 3 if size < 1 else 2 if size < 10 else 1 if size < 100 else 0
+    return f"{value:.{digits}f}{unit}"
 
 
 @dataclass(frozen=True)

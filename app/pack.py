@@ -46,6 +46,8 @@ BUNDLE_FORMAT = 1
 ROOT = "netrepro-bundle"
 MANIFEST = "MANIFEST.json"
 CHUNK = 1 << 20
+# xz -1: on a full warm-up's 138 MB, 14.5 MB in 5 s; the default -6 gives 11.1 MB in 110 s.
+XZ_PRESET = 1
 
 
 def sha256_file(path: Path) -> str:
@@ -124,7 +126,7 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
     out = out or results / f"netrepro-bundle-{time.strftime('%Y%m%d-%H%M%S')}.tar.xz"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    with tarfile.open(tmp, "w:xz") as tar:
+    with tarfile.open(tmp, "w:xz", preset=XZ_PRESET) as tar:
         blob = json.dumps(manifest, indent=2, sort_keys=True).encode()
         info = tarfile.TarInfo(f"{ROOT}/{MANIFEST}")
         info.size, info.mtime, info.mode = len(blob), int(time.time()), 0o644

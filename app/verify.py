@@ -21,7 +21,7 @@ from analysis.rederive import (DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCh
                                analysis_version, check_run)
 from analysis.coverage import short_reason
 from analysis.summary import RunRecord, failed_records, failed_runs
-from core.results import DONE, ExperimentStore, read_json
+from core.results import DONE, ExperimentStore, pid_alive, read_json
 from core.traces import TraceSet
 from experiments.base import Experiment
 
@@ -156,8 +156,13 @@ def half_written(store: ExperimentStore) -> list[str]:
     """Run folders without DONE (the runner moves them aside on its next run)."""
     if not store.runs_dir.is_dir():
         return []
-    return sorted(p.name for p in store.runs_dir.iterdir()
-                  if p.is_dir() and not (p / DONE).is_file())
+    found = []
+    for p in sorted(store.runs_dir.iterdir()):
+        if p.is_dir() and not (p / DONE).is_file():
+            owner = p.name.rsplit("-", 1)[-1]
+            running = p.name.startswith(".tmp-") and owner.isdigit() and pid_alive(int(owner))
+            found.append(p.name + (" (still running)" if running else ""))
+    return found
 
 
 def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
