@@ -24,6 +24,7 @@ from analysis.summary import RunRecord, failed_records, failed_runs
 from core.results import DONE, ExperimentStore, pid_alive, read_json
 from core.traces import TraceSet
 from experiments.base import Experiment
+from schemes.congestion_control import EBPF_PREFIX
 
 EXIT_OK, EXIT_FAILED, EXIT_UNCHECKED = 0, 1, 2
 
@@ -142,9 +143,11 @@ def _other_impl(spec_params: dict[str, Any], metrics: dict[str, Any]) -> str:
     requested, used = metrics.get("cc_requested"), metrics.get("cc_used")
     if requested is None:
         return ""
-    if used != requested:
-        return f"{requested} requested, {used} ran"
     impl, provider = spec_params.get("cc_impl"), metrics.get("cc_provider")
+    # The kernel names the eBPF implementation of X bpf_X; built-in and module keep X.
+    expected = f"{EBPF_PREFIX}{requested}" if provider == "ebpf" else requested
+    if used != expected:
+        return f"{requested} requested ({provider} provider), {used} ran"
     if impl == "kernel" and provider not in ("builtin", "module"):
         return f"{requested}: the kernel's was requested, {provider} served it"
     if impl == "ebpf" and provider != "ebpf":

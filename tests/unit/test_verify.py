@@ -173,12 +173,16 @@ def test_failed_and_late_runs_are_counted(tmp_path):
 
 
 def test_served_by_another_implementation():
-    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "reno"}) == \
-        "vegas requested, reno ran"
+    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "reno",
+                            "cc_provider": "builtin"}) == \
+        "vegas requested (builtin provider), reno ran"
     assert "eBPF was requested" in _other_impl(
         {"cc_impl": "ebpf"}, {"cc_requested": "vegas", "cc_used": "vegas", "cc_provider": "module"})
-    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "vegas",
+    # Our eBPF Vegas is bpf_vegas to the kernel: served as requested.
+    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "bpf_vegas",
                             "cc_provider": "ebpf"}) == ""
+    assert "bpf_vegas ran" in _other_impl({}, {"cc_requested": "vegas", "cc_used": "bpf_vegas",
+                                               "cc_provider": "module"})
     assert _other_impl({}, {}) == ""
 
 
