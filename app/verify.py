@@ -124,10 +124,22 @@ class VerifyReport:
         if code == EXIT_OK:
             return "the reproduction holds: every claim that ran passed, every stored number " \
                    "was given back by the raw artifacts"
+        failed = [f"{v.name}: {r.id}" for v in self.experiments if v.claims
+                  for r in v.claims.results if r.verdict == FAIL]
+        differ = sum(v.count(DIFFERS) for v in self.experiments)
+        unreadable = sum(v.count(UNREADABLE) for v in self.experiments)
+        gone = sum(len(v.deleted) for v in self.experiments)
+        parts = [f"{len(failed)} claim(s) FAIL ({', '.join(failed)})"] if failed else []
+        parts += [f"{differ} run(s) whose stored numbers DIFFER"] if differ else []
+        parts += ["the bundle's files do not match its manifest"] if self.bundle_failed else []
         if code == EXIT_FAILED:
-            return "the reproduction does not hold as stored: see FAIL, DIFFERS and the " \
-                   "bundle's findings above"
-        return "could not check everything: see the unreadable, deleted or missing items above"
+            return "the reproduction does not hold: " + "; ".join(parts)
+        parts += [f"{unreadable} run(s) unreadable"] if unreadable else []
+        parts += [f"{gone} run folder(s) gone"] if gone else []
+        parts += ["the bundle could not be read"] if self.bundle_unchecked else []
+        if not any(e.present and e.finished for e in self.experiments):
+            parts.append("no finished runs to check")
+        return "could not check everything: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {"analysis_version": self.analysis_version, "exit": self.exit_code(),
