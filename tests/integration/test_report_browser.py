@@ -139,6 +139,7 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
         fig7 = browser.execute_script(
             "const i = Array.from(document.images).find(i => i.src.endsWith('/fig7.png'));"
             "return i ? i.getBoundingClientRect().width : 0")
+        assert fig7, "no fig7.png in the report: are the traces here? (NETREPRO_TRACES)"
         assert fig7 > 900, f"fig7 is drawn {fig7} px wide"
     height = browser.execute_script("return document.documentElement.scrollHeight")
     _viewport(browser, width, min(height, 16000))
