@@ -82,9 +82,13 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
     return Coverage(quick=quick, trials=trials, cells=cells)
 
 
-def coverage(store: ExperimentStore, matrix: MatrixFn) -> Coverage:
-    """The coverage of the mode on record (full when any full run is done)."""
-    done = finished_runs(store)
+def coverage(store: ExperimentStore, matrix: MatrixFn,
+             done: list[RunRecord] | None = None) -> Coverage:
+    """The coverage of the mode on record (full when any full run is done).
+
+    `done` replaces the store's finished runs (e.g. the same runs with their metrics
+    re-derived from the raw artifacts)."""
+    done = finished_runs(store) if done is None else done
     failed = failed_records(store)
     trials = max([r.spec.trial for r in done] + [f.spec.trial for f in failed], default=1)
     full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials)

@@ -207,6 +207,16 @@ def _refresh(store: Any, exp: Any) -> bool:
     return not done.failed
 
 
+def cmd_verify(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.verify_command import run_verify
+    return run_verify(args, paths, _traces(args, paths))
+
+
+def cmd_pack(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.verify_command import run_pack
+    return run_pack(args, paths, _traces(args, paths))
+
+
 def cmd_bench(args: argparse.Namespace, paths: ProjectPaths) -> int:
     import importlib
     _require_root()
@@ -293,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "lowest are taken to hold: contention only grows with the level)")
 
     add_contest_parser(sub)  # repro contest submit|board (app/contest_args.py)
+    from app.verify_command import add_pack_parser, add_verify_parser
+    add_verify_parser(sub)
+    add_pack_parser(sub)
 
     sub.add_parser("_required-traces")
     ex = sub.add_parser("_execute")
@@ -357,6 +370,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
     "_required-traces": cmd_required_traces, "contest": cmd_contest,
 }
+COMMANDS.update(verify=cmd_verify, pack=cmd_pack)
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:

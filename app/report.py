@@ -1,23 +1,32 @@
-"""results/index.html: every experiment's figures, tables and failures on one page.
+"""results/index.html: every experiment's figures, claims, environment and failures on
+one page, and each experiment's claims.json / claims.md beside its runs.
 
 Built from artifacts only, so it can be regenerated at any time without rerunning.
+Self-contained: relative links to the results folder, no fetch from the network,
+readable from 390 px (a phone) to a desktop.
 """
 from __future__ import annotations
 
 import csv
 import html
+import struct
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from analysis.summary import failed_runs, finished_runs
+from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
+from analysis.coverage import NOT_RUN as NOT_RUN_YET, short_reason
+from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
-from core.results import experiment_store
+from core.results import ExperimentStore, experiment_store
 from experiments.base import Experiment
 
 TEMPLATES = Path(__file__).parent / "templates"
+OPEN_TABLE_ROWS = 12  # tables this short are shown open; longer ones folded
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -28,28 +37,105 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return (rows[0], rows[1:]) if rows else ([], [])
 
 
-def _section(paths: ProjectPaths, exp: Any) -> dict[str, Any]:
-    store = experiment_store(paths.results_dir, exp.name)
-    figures = sorted(p.relative_to(paths.results_dir).as_posix()
-                     for p in store.root.glob("*.png")) if store.root.is_dir() else []
-    tables = []
-    if store.root.is_dir():
-        for csv_path in sorted(store.root.glob("*.csv")):
-            header, rows = _read_csv(csv_path)
-            tables.append({"name": csv_path.name,
-                           "href": csv_path.relative_to(paths.results_dir).as_posix(),
-                           "header": header, "rows": rows})
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a PNG's header; (0, 0) when it is not a readable PNG."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return 0, 0
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0, 0
+    return struct.unpack(">II", head[16:24])
+
+
+def _figures(store: ExperimentStore, results: Path) -> tuple[list[dict], list[dict]]:
+    """(main figures, per-panel figures). A tall or large figure spans the page's width."""
+    main, panels = [], []
+    for path in sorted(store.root.glob("*.png")):
+        width, height = png_size(path)
+        svg = path.with_suffix(".svg")
+        fig = {"src": path.relative_to(results).as_posix(), "name": path.stem,
+               "svg": svg.relative_to(results).as_posix() if svg.exists() else None,
+               "wide": height > width or width > 2000}
+        (panels if path.stem.startswith("panel-") else main).append(fig)
+    return main, panels
+
+
+def _environment(records: list[Any]) -> dict[str, Any]:
+    """Kernel, distribution and code of the runs, which provider served each TCP variant,
+    the emulator's lateness and the CPU steal."""
+    envs = Counter()
+    providers: dict[str, Counter] = {}
+    late, worst_late, steal = 0, None, []
+    for r in records:
+        env = r.meta.get("environment") or {}
+        envs[(env.get("kernel", "?"), env.get("distribution", "?"),
+              env.get("code_version", "?"), str(env.get("git_commit") or "?")[:12])] += 1
+        m = r.metrics
+        if m.get("cc_requested"):
+            providers.setdefault(m["cc_requested"], Counter())[str(m.get("cc_provider"))] += 1
+        late += m.get("lateness_ok") is False
+        for key in ("lateness_p99_us", "ack_lateness_p99_us"):
+            if m.get(key) is not None:
+                worst_late = max(worst_late or 0, int(m[key]))
+        if m.get("cpu_steal_pct") is not None:
+            steal.append(float(m["cpu_steal_pct"]))
+    return {
+        "machines": [{"kernel": k, "distribution": d, "code": c, "commit": g, "runs": n}
+                     for (k, d, c, g), n in envs.most_common()],
+        "providers": {v: dict(c) for v, c in sorted(providers.items())},
+        "late": late, "worst_lateness_us": worst_late,
+        "late_limit_ms": MAX_LATENESS_P99_US / 1000,
+        "steal_max": max(steal) if steal else None,
+        "steal_mean": sum(steal) / len(steal) if steal else None,
+    }
+
+
+def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
+    results = paths.results_dir
+    store = experiment_store(results, exp.name)
+    section: dict[str, Any] = {"name": exp.name, "title": exp.title, "present": False}
+    if not store.root.is_dir():
+        return section
     records = finished_runs(store) if store.runs_dir.is_dir() else []
-    environment = records[-1].meta.get("environment", {}) if records else {}
-    return {"name": exp.name, "title": exp.title, "figures": figures, "tables": tables,
-            "runs": len(records), "failures": failed_runs(store), "environment": environment}
+    cov = exp.coverage(store)
+    claims = exp.claims_on(cov, exp.claim_rows(cov))
+    write_claims(claims, store.root)
+    main, panels = _figures(store, results)
+    tables = []
+    for csv_path in sorted(store.root.glob("*.csv")):
+        header, rows = _read_csv(csv_path)
+        tables.append({"name": csv_path.name, "href": csv_path.relative_to(results).as_posix(),
+                       "header": header, "rows": rows, "open": len(rows) <= OPEN_TABLE_ROWS})
+    done_specs = {r.spec for r in records}
+    failures = [{"name": name, "reason": short_reason(reason, 300),
+                 "href": (store.failed_dir / name).relative_to(results).as_posix()}
+                for name, reason in failed_runs(store)]
+    superseded = {f.path.name for f in failed_records(store) if f.spec in done_specs}
+    for f in failures:
+        f["since_finished"] = f["name"] in superseded
+    missing = [{"label": c.spec.label(), "reason": short_reason(c.reason, 300),
+                "never_run": c.reason == NOT_RUN_YET} for c in cov.missing()]
+    runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
+             "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
+             "provider": r.metrics.get("cc_provider")} for r in records]
+    section.update(
+        present=True, mode="quick" if cov.quick else "full", planned=len(cov.cells),
+        finished=sum(c.done for c in cov.cells), claims=claims.results,
+        counts=claims.counts(), claims_md=f"{exp.name}/claims.md",
+        claims_json=f"{exp.name}/claims.json", figures=main, panels=panels, tables=tables,
+        failures=failures, still_failing=sum(not f["since_finished"] for f in failures),
+        missing=missing, runs=runs, environment=_environment(records))
+    return section
 
 
 def write_report(paths: ProjectPaths, experiments: list[Experiment]) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     sections = [_section(paths, exp) for exp in experiments]
     page = env.get_template("index.html.j2").render(
-        sections=sections, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), escape=html.escape)
+        sections=sections, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), escape=html.escape,
+        PASS=PASS, FAIL=FAIL, NOT_RUN=NOT_RUN)
     out = paths.results_dir / "index.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)

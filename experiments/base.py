@@ -1,4 +1,5 @@
-"""What an experiment is: a matrix of runs and the figures made from them.
+"""What an experiment is: a matrix of runs, the figures made from them, and the
+paper's claims checked against them.
 
 What an experiment needs from the layers above it comes in by argument: the
 trace set (so `--traces-dir` reaches it) and the values of the options it
@@ -10,6 +11,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from analysis.claims import FULL, QUICK, Claim, ClaimReport, evaluate_all
+from analysis.coverage import Coverage, coverage
+from analysis.summary import RunRecord
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
@@ -41,3 +45,38 @@ class Experiment(ABC):
     @abstractmethod
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         """Read finished runs only, write summary.csv and plots; return the files written."""
+
+    def claims(self) -> tuple[Claim, ...]:
+        """The paper's claims, as data (each experiment module declares its own)."""
+        return ()
+
+    def with_traces(self, traces: TraceSet) -> "Experiment":
+        """The same experiment, with the same options, reading its traces from `traces`
+        (a bundle's, say)."""
+        return type(self)(traces, self.chosen)
+
+    def coverage(self, store: ExperimentStore, done: list[RunRecord] | None = None) -> Coverage:
+        return coverage(store, lambda quick, trials: self.matrix(quick, trials), done)
+
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """One row per finished run of the matrix: its metrics, its parameters, its folder."""
+        rows = []
+        for record in cov.records():
+            row = dict(record.metrics)
+            row.update(dict(record.spec.options), **dict(record.spec.params),
+                       scheme=record.spec.scheme,
+                       trial=record.spec.trial, run=record.path.name)
+            rows.append(row)
+        return rows
+
+    def evaluate_claims(self, store: ExperimentStore,
+                        done: list[RunRecord] | None = None) -> ClaimReport:
+        """Every claim on the runs on record (`done` replaces the store's finished runs)."""
+        cov = self.coverage(store, done)
+        return self.claims_on(cov, self.claim_rows(cov))
+
+    def claims_on(self, cov: Coverage, rows: list[dict[str, Any]]) -> ClaimReport:
+        """Every claim on these rows of the runs covered by `cov`."""
+        mode = QUICK if cov.quick else FULL
+        return ClaimReport(self.name, mode, tuple(evaluate_all(self.claims(), rows, mode,
+                                                               self.name)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.claims import Claim
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
@@ -16,6 +17,7 @@ from core.results import ExperimentStore
 from core.traces import TraceError, trace_duration_ms
 from core.runspec import RunSpec, make_params
 from experiments.base import Experiment
+from experiments.contest_warmup_a_claims import CLAIMS
 
 FULL_WINDOWS = (*range(1, 11), 15, 20, 25, 30, 35, 40, 45, 50, 75, 100, 125, 150, 175, 200,
                 250, 350)
@@ -44,6 +46,9 @@ class ContestWarmupA(Experiment):
                         duration_s=duration, trial=t, params=make_params(window=w),
                         options=self.run_options())
                 for t in range(1, trials + 1) for w in windows]
+
+    def claims(self) -> tuple[Claim, ...]:
+        return CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         records = latest_per_run(prefer_full_runs(finished_runs(store)))

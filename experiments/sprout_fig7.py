@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from analysis.claims import Claim
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
 from analysis.scheme_labels import display_name
@@ -30,6 +31,7 @@ from analysis.tradeoff_plot import draw_panel, series_per_scheme, shared_legend
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
+from experiments.sprout_claims import FIG7_CLAIMS
 from experiments.tradeoff_base import QUICK_DURATION_S, TradeoffExperiment
 
 SCHEMES = ("sprout", "sprout-ewma", "cubic", "vegas", "reno", "bic", "hybla", "bbr")
@@ -129,6 +131,9 @@ class SproutFig7(TradeoffExperiment):
                 for scheme in self.schemes]
 
     # --------------------------------------------------------------- the figures
+
+    def claims(self) -> tuple[Claim, ...]:
+        return FIG7_CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         cov = self.coverage(store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from analysis.claims import Claim
 from analysis.coverage import missing_notes
 from analysis.plotting import new_figure, save
 from analysis.scheme_labels import display_name, scheme_style
@@ -22,6 +23,7 @@ from analysis.tradeoff_plot import Series, draw_panel, series_per_scheme
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceSet
+from experiments.sprout_claims import RISK_CLAIMS
 from experiments.tradeoff_base import QUICK_DURATION_S, TradeoffExperiment
 
 CONFIDENCES = (0.05, 0.25, 0.50, 0.75, 0.95)
@@ -63,6 +65,9 @@ class SproutRisk(TradeoffExperiment):
 
     def describe(self, spec: RunSpec) -> dict[str, Any]:
         return {"confidence": spec.param("confidence")}
+
+    def claims(self) -> tuple[Claim, ...]:
+        return RISK_CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         cov = self.coverage(store)

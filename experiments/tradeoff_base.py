@@ -4,11 +4,12 @@ first 60 s), read back as throughput vs self-inflicted delay.
 """
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.coverage import NOT_RUN, Coverage, coverage
+from analysis.coverage import NOT_RUN, Coverage
 from analysis.self_inflicted import OmniscientReferences
 from analysis.summary import write_csv
 from analysis.tradeoff import run_row
@@ -57,8 +58,14 @@ class TradeoffExperiment(Experiment):
                        duration_s=self.duration_s(quick), trial=trial,
                        params=make_params(**params), options=self.run_options())
 
-    def coverage(self, store: ExperimentStore) -> Coverage:
-        return coverage(store, lambda quick, trials: self.matrix(quick, trials))
+    def with_traces(self, traces: TraceSet) -> "TradeoffExperiment":
+        twin = copy.copy(self)
+        twin._traces = traces
+        return twin
+
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """The summary's rows: throughput and self-inflicted delay of every finished run."""
+        return self.rows(cov, OmniscientReferences(self.traces))
 
     def trace_problem(self, *names: str) -> str | None:
         """Which of these traces cannot be used here (missing.csv has the details), or None."""

@@ -33,6 +33,8 @@ required=(mininet iperf3 iputils-ping ethtool iproute2 tcpdump cmake g++ make li
 optional=(clang llvm libbpf-dev bpftool python3-os-ken openvswitch-switch)
 # For the tests (run_tests.sh): type checks, lint, the unit tests' plain virtual environment.
 [[ $tests == ON ]] && required+=(mypy flake8 python3-venv)
+# Test-only (not with --programs-only): the report's test in headless Chromium.
+if [[ $tests == ON ]]; then optional+=(chromium chromium-driver python3-selenium); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=(); for p in "${required[@]}" "${optional[@]}"; do installed "$p" || missing+=("$p"); done

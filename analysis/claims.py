@@ -1,0 +1,609 @@
+"""A paper's claims as data, checked against an experiment's summary rows.
+
+Each experiment declares its claims next to its matrix (a tuple of `Claim`);
+this module evaluates them on the experiment's rows (one dict per finished
+run, the columns of its summary.csv) and writes claims.json and claims.md.
+
+A claim is one of three kinds, named by the check it carries:
+
+- number: a measured value (`ColumnMean`, `MeanOfRatios`, `RatioOfMeans`)
+  against the paper's value, with a tolerance fixed, with its reason, before
+  any data was seen;
+- ordering: `LowestPerGroup` (on each link the subject is the lowest, or
+  within a slack of the lowest), `Below` (one setting's column below
+  another's), `NeverDominates`;
+- shape: `Monotone` (a column rises with another), `Saturation`.
+
+Verdicts: PASS, FAIL, NOT RUN (the runs it needs are not on record, or the
+claim holds for another mode than the one run; the result says why). A claim
+is never evaluated on a run it does not name: the rows it used are counted
+("runs") and listed, with how many of them had a late emulator.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from core.results import write_json
+
+PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
+VERDICTS = (PASS, FAIL, NOT_RUN)
+QUICK, FULL, BOTH = "quick", "full", "both"
+MODES = (QUICK, FULL, BOTH)
+NUMBER, ORDERING, SHAPE = "number", "ordering", "shape"
+CLAIMS_FORMAT = 1
+
+Row = Mapping[str, Any]
+Where = tuple[tuple[str, Any], ...]
+
+
+class ClaimDeclarationError(ValueError):
+    """A claim declared wrongly (an unknown mode, a tolerance without a reason...)."""
+
+
+def where(**conditions: Any) -> Where:
+    """Row filter as sorted (column, value) pairs, so a check stays a frozen value."""
+    return tuple(sorted(conditions.items()))
+
+
+def _matches(row: Row, conditions: Where) -> bool:
+    return all(row.get(k) == v for k, v in conditions)
+
+
+def _select(rows: Iterable[Row], conditions: Where) -> list[Row]:
+    return [row for row in rows if _matches(row, conditions)]
+
+
+def _number(value: Any) -> float | None:
+    """A finite float from a row cell, or None (blank, None, NaN, text)."""
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    size = abs(value)
+    digits = 3 if size < 1 else 2 if size < 10 else 1 if size < 100 else 0
+    return f"{value:.{digits}f}{unit}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check found: a verdict, our value as text, and the rows it used."""
+
+    verdict: str
+    ours: str
+    rows: tuple[Row, ...] = ()
+    why: str = ""
+    value: float | None = None
+
+
+# --------------------------------------------------------------------- tolerances
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far ours may be from the paper's value. The widest of the given bounds
+    applies: `relative` (a fraction of the paper's value), `absolute` (in the
+    claim's unit), `factor` (ours within paper/factor .. paper*factor)."""
+
+    reason: str
+    relative: float | None = None
+    absolute: float | None = None
+    factor: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise ClaimDeclarationError("a tolerance needs its reason, written before the data")
+        if self.relative is None and self.absolute is None and self.factor is None:
+            raise ClaimDeclarationError("a tolerance needs relative, absolute or factor")
+        if self.factor is not None and self.factor < 1:
+            raise ClaimDeclarationError(f"a factor tolerance is 1 or more, not {self.factor}")
+
+    def bounds(self, paper: float) -> tuple[float, float]:
+        lo, hi = paper, paper
+        if self.relative is not None:
+            lo, hi = min(lo, paper - abs(paper) * self.relative), max(hi, paper + abs(paper) * self.relative)
+        if self.absolute is not None:
+            lo, hi = min(lo, paper - self.absolute), max(hi, paper + self.absolute)
+        if self.factor is not None:
+            lo, hi = min(lo, paper / self.factor), max(hi, paper * self.factor)
+        return lo, hi
+
+    def text(self, unit: str = "") -> str:
+        parts = []
+        if self.relative is not None:
+            parts.append(f"±{self.relative * 100:g}%")
+        if self.absolute is not None:
+            parts.append(f"±{self.absolute:g}{unit}")
+        if self.factor is not None:
+            parts.append(f"within a factor of {self.factor:g}")
+        return " or ".join(parts) + (" (the wider)" if len(parts) > 1 else "")
+
+
+# --------------------------------------------------------------------- number measures
+
+
+class Measure(ABC):
+    """A number computed from the rows (None with the reason when it cannot be)."""
+
+    unit: str = ""
+
+    @abstractmethod
+    def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
+        """(value, rows used, why there is no value)."""
+
+
+@dataclass(frozen=True)
+class ColumnMean(Measure):
+    """The mean of `column` over the rows matching `where` (one per trial)."""
+
+    column: str
+    where: Where = ()
+    unit: str = ""
+
+    def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
+        used = [r for r in _select(rows, self.where) if _number(r.get(self.column)) is not None]
+        if not used:
+            what = " ".join(f"{k}={v}" for k, v in self.where) or "any run"
+            return None, (), f"no finished run with {what}"
+        return statistics.fmean(_number(r[self.column]) for r in used), tuple(used), ""
+
+
+@dataclass(frozen=True)
+class _PerGroup:
+    """Shared by the ratio measures: the mean of `column` per (group, scheme)."""
+
+    column: str
+    numerator: str  # a value of `scheme_column`
+    denominator: str
+    group_by: tuple[str, ...]
+    scheme_column: str = "scheme"
+    floor: float | None = None  # each value at least this (a log's resolution)
+
+    def pairs(self, rows: Sequence[Row]) -> tuple[list[tuple[float, float]], tuple[Row, ...], str]:
+        """(numerator, denominator) per group where both have runs; the rows used."""
+        groups: dict[tuple, dict[str, list[Row]]] = {}
+        for row in rows:
+            if _number(row.get(self.column)) is None:
+                continue
+            key = tuple(row.get(g) for g in self.group_by)
+            groups.setdefault(key, {}).setdefault(row.get(self.scheme_column), []).append(row)
+        pairs, used = [], []
+        for by_scheme in groups.values():
+            num, den = by_scheme.get(self.numerator), by_scheme.get(self.denominator)
+            if not num or not den:
+                continue
+            pairs.append((self._mean(num), self._mean(den)))
+            used += [*num, *den]
+        if not pairs:
+            have = {s for g in groups.values() for s in g}
+            absent = [s for s in (self.numerator, self.denominator) if s not in have]
+            why = (f"no finished run of {', '.join(absent)}" if absent else
+                   f"{self.numerator} and {self.denominator} share no "
+                   f"{'/'.join(self.group_by)}")
+            return [], (), why
+        return pairs, tuple(used), ""
+
+    def _mean(self, rows: list[Row]) -> float:
+        value = statistics.fmean(_number(r[self.column]) for r in rows)
+        return max(value, self.floor) if self.floor is not None else value
+
+
+@dataclass(frozen=True)
+class MeanOfRatios(_PerGroup, Measure):
+    """Mean over groups (links) of numerator/denominator: the paper's speed-up."""
+
+    unit: str = "x"
+
+    def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
+        pairs, used, why = self.pairs(rows)
+        if not pairs:
+            return None, (), why
+        if any(d <= 0 for _, d in pairs):
+            return None, used, f"{self.denominator}'s {self.column} is 0 on some link"
+        return statistics.fmean(n / d for n, d in pairs), used, ""
+
+
+@dataclass(frozen=True)
+class RatioOfMeans(_PerGroup, Measure):
+    """(mean over groups of numerator) / (mean of denominator): the paper's delay reduction."""
+
+    unit: str = "x"
+
+    def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
+        pairs, used, why = self.pairs(rows)
+        if not pairs:
+            return None, (), why
+        den = statistics.fmean(d for _, d in pairs)
+        if den <= 0:
+            return None, used, f"{self.denominator}'s mean {self.column} is not positive"
+        return statistics.fmean(n for n, _ in pairs) / den, used, ""
+
+
+# --------------------------------------------------------------------- checks
+
+
+class Check(ABC):
+    kind: str
+
+    @abstractmethod
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        """PASS/FAIL with our value, or NOT RUN with why."""
+
+
+@dataclass(frozen=True)
+class NumberCheck(Check):
+    """Our `measure` within `tolerance` of the paper's `paper` value."""
+
+    measure: Measure
+    paper: float
+    tolerance: Tolerance
+    kind: str = field(default=NUMBER, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        value, used, why = self.measure.measure(rows)
+        if value is None:
+            return Outcome(NOT_RUN, "-", used, why)
+        lo, hi = self.tolerance.bounds(self.paper)
+        unit = self.measure.unit
+        ok = lo <= value <= hi
+        why = "" if ok else f"outside {_fmt(lo, unit)}..{_fmt(hi, unit)}"
+        return Outcome(PASS if ok else FAIL, _fmt(value, unit), used, why, value)
+
+
+@dataclass(frozen=True)
+class LowestPerGroup(Check):
+    """In each group (a link), `subject`'s `column` is the lowest among `among`
+    (plus `optional` schemes where they ran), or within `slack` of the lowest."""
+
+    subject: str
+    among: tuple[str, ...]
+    column: str
+    group_by: tuple[str, ...]
+    slack: float  # 0.2: at most 20% above the lowest
+    optional: tuple[str, ...] = ()
+    scheme_column: str = "scheme"
+    floor: float | None = None  # each mean at least this (a log's resolution)
+    kind: str = field(default=ORDERING, init=False)
+
+    def _mean(self, rows: list[Row]) -> float:
+        value = statistics.fmean(_number(r[self.column]) for r in rows)
+        return max(value, self.floor) if self.floor is not None else value
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        wanted = {self.subject, *self.among, *self.optional}
+        groups: dict[tuple, dict[str, list[Row]]] = {}
+        for row in rows:
+            scheme = row.get(self.scheme_column)
+            if scheme in wanted and _number(row.get(self.column)) is not None:
+                key = tuple(row.get(g) for g in self.group_by)
+                groups.setdefault(key, {}).setdefault(scheme, []).append(row)
+        required = (self.subject, *self.among)
+        seen = {s for g in groups.values() for s in g}
+        absent = [s for s in required if s not in seen]
+        if absent:
+            return Outcome(NOT_RUN, "-", (), f"no finished run of {', '.join(absent)}")
+        complete, partial, used, failures = 0, [], [], []
+        for key, by_scheme in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            name = " ".join(str(k) for k in key)
+            lacking = [s for s in required if s not in by_scheme]
+            if lacking:
+                partial.append(f"{name} (no {', '.join(lacking)})")
+                continue
+            complete += 1
+            means = {s: self._mean(rs) for s, rs in by_scheme.items()}
+            used += [r for rs in by_scheme.values() for r in rs]
+            best = min(means, key=means.get)
+            ours = means[self.subject]
+            if ours > max(means[best], 0.0) * (1 + self.slack) and best != self.subject:
+                failures.append(f"{name}: {self.subject} {_fmt(ours)}, {best} {_fmt(means[best])}")
+        if not complete:
+            return Outcome(NOT_RUN, "-", (), "no link has a run of every scheme: "
+                           + "; ".join(partial))
+        ours = f"holds on {complete - len(failures)} of {complete} links"
+        notes = []
+        if failures:
+            notes.append("fails on " + "; ".join(failures))
+        if partial:
+            notes.append("left out: " + "; ".join(partial))
+        return Outcome(FAIL if failures else PASS, ours, tuple(used), ". ".join(notes),
+                       float(complete - len(failures)))
+
+
+@dataclass(frozen=True)
+class Below(Check):
+    """The mean `column` of the rows matching `lower` is below that of `upper`."""
+
+    lower: Where
+    upper: Where
+    column: str
+    kind: str = field(default=ORDERING, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        a, used_a, why_a = ColumnMean(self.column, self.lower).measure(rows)
+        b, used_b, why_b = ColumnMean(self.column, self.upper).measure(rows)
+        if a is None or b is None:
+            return Outcome(NOT_RUN, "-", (), why_a or why_b)
+        return Outcome(PASS if a < b else FAIL, f"{_fmt(a)} vs {_fmt(b)}", used_a + used_b)
+
+
+@dataclass(frozen=True)
+class NeverDominates(Check):
+    """No row matching `subject` has both `more` at least and `less` at most the
+    mean of the rows matching `reference` (e.g. more throughput and less delay)."""
+
+    subject: Where
+    reference: Where
+    more: str  # higher is better (throughput)
+    less: str  # lower is better (delay)
+    kind: str = field(default=ORDERING, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        ref_more, ref_rows, why = ColumnMean(self.more, self.reference).measure(rows)
+        ref_less, _, why2 = ColumnMean(self.less, self.reference).measure(rows)
+        subject = [r for r in _select(rows, self.subject)
+                   if _number(r.get(self.more)) is not None and _number(r.get(self.less)) is not None]
+        if ref_more is None or ref_less is None:
+            return Outcome(NOT_RUN, "-", (), why or why2)
+        if not subject:
+            return Outcome(NOT_RUN, "-", (), "no finished run of the subject")
+        both = [r for r in subject if _number(r[self.more]) >= ref_more
+                and _number(r[self.less]) <= ref_less]
+        ours = f"{len(both)} of {len(subject)} settings do both"
+        why = "; ".join(f"{r.get('run', '?')}: {_fmt(_number(r[self.more]))} / "
+                        f"{_fmt(_number(r[self.less]))}" for r in both)
+        return Outcome(FAIL if both else PASS, ours, tuple(subject) + ref_rows, why)
+
+
+@dataclass(frozen=True)
+class Slack:
+    """How much a rising series may dip from one point to the next: the wider of
+    a fraction of the previous value and an absolute amount."""
+
+    relative: float = 0.0
+    absolute: float = 0.0
+    unit: str = ""
+
+    def allows(self, previous: float, current: float) -> bool:
+        return current >= previous - max(abs(previous) * self.relative, self.absolute)
+
+    def text(self) -> str:
+        parts = [f"{self.relative * 100:g}%"] if self.relative else []
+        parts += [f"{self.absolute:g}{self.unit}"] if self.absolute else []
+        return " or ".join(parts) or "none"
+
+
+@dataclass(frozen=True)
+class Monotone(Check):
+    """`y` does not fall as `x` rises (each point at least the previous minus the slack),
+    over the rows matching `where`, averaged per x; needs at least `min_points`."""
+
+    x: str
+    y: str
+    slack: Slack
+    where: Where = ()
+    min_points: int = 3
+    kind: str = field(default=SHAPE, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        by_x: dict[float, list[Row]] = {}
+        for row in _select(rows, self.where):
+            x, y = _number(row.get(self.x)), _number(row.get(self.y))
+            if x is not None and y is not None:
+                by_x.setdefault(x, []).append(row)
+        if len(by_x) < self.min_points:
+            return Outcome(NOT_RUN, "-", (), f"{len(by_x)} values of {self.x} finished, "
+                           f"the shape needs {self.min_points}")
+        series = [(x, statistics.fmean(_number(r[self.y]) for r in rs))
+                  for x, rs in sorted(by_x.items())]
+        dips = [f"{self.y} {_fmt(b)} at {self.x}={x1:g} after {_fmt(a)} at {x0:g}"
+                for (x0, a), (x1, b) in zip(series, series[1:]) if not self.slack.allows(a, b)]
+        used = tuple(r for rs in by_x.values() for r in rs)
+        ours = (f"{len(series)} points, {_fmt(series[0][1])} .. {_fmt(series[-1][1])}"
+                + (f", {len(dips)} dip(s)" if dips else ", no dip"))
+        return Outcome(FAIL if dips else PASS, ours, used, "; ".join(dips))
+
+
+@dataclass(frozen=True)
+class Saturation(Check):
+    """Every run whose window is at least `bdp_multiple` delay-bandwidth products
+    reaches `at_least` of the capacity. The BDP is each run's own mean capacity
+    (`capacity_mbps`) times `rtt_ms`, in packets of `packet_bytes`."""
+
+    window: str
+    utilization: str
+    at_least: float
+    bdp_multiple: float
+    rtt_ms: float
+    packet_bytes: int
+    capacity: str = "capacity_mbps"
+    kind: str = field(default=SHAPE, init=False)
+
+    def bdp_packets(self, row: Row) -> float | None:
+        capacity = _number(row.get(self.capacity))
+        if capacity is None:
+            return None
+        return capacity * 1e6 * self.rtt_ms / 1000.0 / (8 * self.packet_bytes)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        large = []
+        for row in rows:
+            window, bdp = _number(row.get(self.window)), self.bdp_packets(row)
+            if window is not None and bdp is not None and _number(row.get(self.utilization)) \
+                    is not None and window >= self.bdp_multiple * bdp:
+                large.append(row)
+        if not large:
+            return Outcome(NOT_RUN, "-", (), f"no finished run with a window of "
+                           f"{self.bdp_multiple:g} BDPs or more")
+        low = [r for r in large if _number(r[self.utilization]) < self.at_least]
+        worst = min(_number(r[self.utilization]) for r in large)
+        ours = f"lowest {worst * 100:.1f}% over {len(large)} runs"
+        why = "; ".join(f"{self.window}={r.get(self.window)}: "
+                        f"{_number(r[self.utilization]) * 100:.1f}%" for r in low)
+        return Outcome(FAIL if low else PASS, ours, tuple(large), why)
+
+
+# --------------------------------------------------------------------- claims
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper (or of a reference measurement), with its check."""
+
+    id: str
+    text: str
+    source: str
+    paper: str  # the paper's value as it states it
+    check: Check
+    mode: str  # QUICK, FULL or BOTH: which runs the claim holds for
+    reason: str  # why the tolerance / slack is what it is, fixed before the data
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ClaimDeclarationError(f"claim {self.id}: mode {self.mode!r} is not one of "
+                                        f"{', '.join(MODES)}")
+        if not self.reason.strip():
+            raise ClaimDeclarationError(f"claim {self.id}: give the reason for its tolerance")
+
+    @property
+    def kind(self) -> str:
+        return self.check.kind
+
+    def tolerance_text(self) -> str:
+        check = self.check
+        if isinstance(check, NumberCheck):
+            return check.tolerance.text(check.measure.unit)
+        if isinstance(check, LowestPerGroup):
+            return f"within {check.slack * 100:g}% of the lowest"
+        if isinstance(check, Monotone):
+            return f"a dip of {check.slack.text()} between neighbours"
+        if isinstance(check, Saturation):
+            return (f"≥ {check.at_least * 100:g}% of capacity from "
+                    f"{check.bdp_multiple:g} BDPs on")
+        return "none (strict)"
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    id: str
+    text: str
+    source: str
+    kind: str
+    mode: str
+    paper: str
+    ours: str
+    tolerance: str
+    reason: str
+    verdict: str
+    why: str
+    runs: tuple[str, ...]  # the run folders that back it
+    late_runs: int  # of those, runs whose emulator was late
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["runs"] = list(self.runs)
+        d["run_count"] = len(self.runs)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClaimResult":
+        values = {k: d.get(k, "") for k in cls.__dataclass_fields__}
+        values["runs"] = tuple(d.get("runs") or ())
+        values["late_runs"] = int(d.get("late_runs") or 0)
+        return cls(**values)
+
+
+def _applies(claim: Claim, mode: str) -> bool:
+    return claim.mode == BOTH or claim.mode == mode
+
+
+def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "") -> ClaimResult:
+    """One claim on the rows of the runs on record, which were run in `mode`."""
+    if not _applies(claim, mode):
+        if claim.mode == FULL:
+            why = "a full-run claim; the runs on record are the quick pass" + (
+                f" (./repro run {experiment})" if experiment else "")
+        else:
+            why = "a quick-pass claim; the runs on record are the full run"
+        outcome = Outcome(NOT_RUN, "-", (), why)
+    elif not rows:
+        outcome = Outcome(NOT_RUN, "-", (), "no finished runs")
+    else:
+        outcome = claim.check.evaluate(rows)
+    runs = tuple(sorted({str(r.get("run")) for r in outcome.rows if r.get("run")}))
+    late = len({str(r.get("run")) for r in outcome.rows if r.get("lateness_ok") is False})
+    return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
+                       mode=claim.mode, paper=claim.paper, ours=outcome.ours,
+                       tolerance=claim.tolerance_text(), reason=claim.reason,
+                       verdict=outcome.verdict, why=outcome.why, runs=runs, late_runs=late)
+
+
+def evaluate_all(claims: Sequence[Claim], rows: Sequence[Row], mode: str,
+                 experiment: str = "") -> list[ClaimResult]:
+    ids = [c.id for c in claims]
+    if len(ids) != len(set(ids)):
+        raise ClaimDeclarationError(f"{experiment}: claim ids repeat: {ids}")
+    return [evaluate(c, rows, mode, experiment) for c in claims]
+
+
+# --------------------------------------------------------------------- reports
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    experiment: str
+    mode: str  # the mode of the runs on record
+    results: tuple[ClaimResult, ...]
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(r.verdict == v for r in self.results) for v in VERDICTS}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": CLAIMS_FORMAT, "experiment": self.experiment, "mode": self.mode,
+                "counts": self.counts(), "claims": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClaimReport":
+        return cls(str(d.get("experiment", "")), str(d.get("mode", "")),
+                   tuple(ClaimResult.from_dict(c) for c in d.get("claims") or ()))
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def claims_markdown(report: ClaimReport) -> str:
+    counts = report.counts()
+    lines = [f"# Claims: {report.experiment}", "",
+             f"Runs on record: the {report.mode} mode. {counts[PASS]} pass, {counts[FAIL]} fail, "
+             f"{counts[NOT_RUN]} not run.", "",
+             "| claim | source | paper | ours | tolerance | verdict | runs |",
+             "|---|---|---:|---:|---|---|---:|"]
+    for r in report.results:
+        verdict = r.verdict + (f": {r.why}" if r.why else "")
+        runs = f"{len(r.runs)}" + (f" ({r.late_runs} late)" if r.late_runs else "")
+        lines.append(f"| **{_cell(r.id)}** {_cell(r.text)} | {_cell(r.source)} | "
+                     f"{_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.tolerance)} | "
+                     f"{_cell(verdict)} | {runs} |")
+    lines += ["", "Why each tolerance is what it is (fixed before any run):", ""]
+    lines += [f"- **{r.id}** ({r.kind}, holds for: {r.mode}): {r.reason}" for r in report.results]
+    return "\n".join(lines) + "\n"
+
+
+def write_claims(report: ClaimReport, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / "claims.json", out_dir / "claims.md"
+    write_json(json_path, report.to_dict())
+    md_path.write_text(claims_markdown(report))
+    return [json_path, md_path]

@@ -1,0 +1,352 @@
+"""`repro verify`: re-derive every metric and claim of a results folder from its raw
+artifacts, compare with what is stored, and say whether the reproduction holds.
+
+Exit status: 0 every claim that ran passed and every stored number was given back
+(or recomputed by a newer analysis); 1 a claim failed, a stored number does not
+reproduce, or a bundle's file was changed or is missing; 2 something could not be
+checked (no results, unreadable artifacts, run folders gone, an unknown experiment).
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence, TextIO
+
+from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport
+from analysis.coverage import NOT_RUN as NOT_RUN_YET
+from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
+from analysis.coverage import short_reason
+from analysis.summary import RunRecord, failed_records, failed_runs
+from core.code_version import analysis_version
+from core.results import DONE, ExperimentStore, experiment_store, pid_alive, read_json
+from core.traces import TraceSet
+from experiments.base import Experiment
+from schemes.congestion_control import EBPF_PREFIX
+
+EXIT_OK, EXIT_FAILED, EXIT_UNCHECKED = 0, 1, 2
+
+
+@dataclass
+class RunVerdict:
+    run: str
+    check: MetricsCheck
+    scheme: str = ""
+    late: bool = False
+    served: str = ""  # "cubic: builtin" for TCP runs
+    other_impl: str = ""  # why the serving implementation is not the one requested
+
+
+@dataclass
+class ExperimentVerdict:
+    name: str
+    title: str
+    present: bool  # a results folder exists for it
+    mode: str = ""
+    planned: int = 0
+    finished: int = 0
+    runs: list[RunVerdict] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (folder, reason)
+    superseded: set[str] = field(default_factory=set)  # failed folders whose run later finished
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (run label, reason)
+    half_written: list[str] = field(default_factory=list)
+    left_out: int = 0  # finished runs the claims could not use (their trace is not here)
+    deleted: list[str] = field(default_factory=list)  # named by claims.json, now gone
+    changed_claims: list[str] = field(default_factory=list)  # verdicts unlike claims.json's
+    claims: ClaimReport | None = None
+    providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
+    lateness_p99_us: list[int] = field(default_factory=list)
+    steal_pct: list[float] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(r.check.status == status for r in self.runs)
+
+    @property
+    def late(self) -> int:
+        return sum(r.late for r in self.runs)
+
+    @property
+    def other_impl(self) -> list[RunVerdict]:
+        return [r for r in self.runs if r.other_impl]
+
+    def claim_count(self, verdict: str) -> int:
+        return 0 if self.claims is None else self.claims.counts()[verdict]
+
+    def problems(self) -> tuple[bool, bool]:
+        """(something failed, something could not be checked)."""
+        failed = self.count(DIFFERS) > 0 or self.claim_count(FAIL) > 0
+        unchecked = self.count(UNREADABLE) > 0 or bool(self.deleted)
+        return failed, unchecked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.name, "present": self.present, "mode": self.mode,
+            "planned": self.planned, "finished": self.finished, "late": self.late,
+            "served_by_other_implementation": [
+                {"run": r.run, "why": r.other_impl} for r in self.other_impl],
+            "failed": [{"run": n, "reason": r, "since_finished": n in self.superseded}
+                       for n, r in self.failed],
+            "missing": [{"run": n, "reason": r} for n, r in self.missing],
+            "half_written": self.half_written, "left_out_of_claims": self.left_out,
+            "deleted_runs": self.deleted, "claims_changed_since_stored": self.changed_claims,
+            "metrics": {s: self.count(s) for s in (MATCH, RECOMPUTED, DIFFERS, UNREADABLE)},
+            "runs": [{"run": r.run, "status": r.check.status, "detail": r.check.describe(),
+                      "late": r.late, "served": r.served, "other_implementation": r.other_impl}
+                     for r in self.runs],
+            "providers": self.providers,
+            "lateness_p99_us_max": max(self.lateness_p99_us, default=None),
+            "cpu_steal_pct_max": max(self.steal_pct, default=None),
+            "claims": None if self.claims is None else self.claims.to_dict(),
+        }
+
+
+@dataclass
+class VerifyReport:
+    experiments: list[ExperimentVerdict]
+    analysis_version: str
+    notes: list[str] = field(default_factory=list)  # e.g. a bundle's findings
+    bundle_failed: bool = False
+    bundle_unchecked: bool = False
+
+    def exit_code(self) -> int:
+        flags = [e.problems() for e in self.experiments]
+        if self.bundle_failed or any(f for f, _ in flags):
+            return EXIT_FAILED
+        ran = [e for e in self.experiments if e.present and e.finished]
+        if self.bundle_unchecked or any(u for _, u in flags) or not ran:
+            return EXIT_UNCHECKED
+        return EXIT_OK
+
+    def holds(self) -> str:
+        code = self.exit_code()
+        if code == EXIT_OK:
+            return "the reproduction holds: every claim that ran passed, every stored number " \
+                   "was given back by the raw artifacts"
+        failed = [f"{v.name}: {r.id}" for v in self.experiments if v.claims
+                  for r in v.claims.results if r.verdict == FAIL]
+        differ = sum(v.count(DIFFERS) for v in self.experiments)
+        unreadable = sum(v.count(UNREADABLE) for v in self.experiments)
+        gone = sum(len(v.deleted) for v in self.experiments)
+        parts = [f"{len(failed)} claim(s) FAIL ({', '.join(failed)})"] if failed else []
+        parts += [f"{differ} run(s) whose stored numbers DIFFER"] if differ else []
+        parts += ["the bundle's files do not match its manifest"] if self.bundle_failed else []
+        if code == EXIT_FAILED:
+            return "the reproduction does not hold: " + "; ".join(parts)
+        parts += [f"{unreadable} run(s) unreadable"] if unreadable else []
+        parts += [f"{gone} run folder(s) gone"] if gone else []
+        parts += ["the bundle could not be read"] if self.bundle_unchecked else []
+        if not any(e.present and e.finished for e in self.experiments):
+            parts.append("no finished runs to check")
+        return "could not check everything: " + "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"analysis_version": self.analysis_version, "exit": self.exit_code(),
+                "holds": self.exit_code() == EXIT_OK, "summary": self.holds(),
+                "notes": self.notes, "experiments": [e.to_dict() for e in self.experiments]}
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _other_impl(spec_params: dict[str, Any], metrics: dict[str, Any]) -> str:
+    """Why a TCP run was served otherwise than requested ("" when it was not)."""
+    requested, used = metrics.get("cc_requested"), metrics.get("cc_used")
+    if requested is None:
+        return ""
+    impl, provider = spec_params.get("cc_impl"), metrics.get("cc_provider")
+    # The kernel names the eBPF implementation of X bpf_X; built-in and module keep X.
+    expected = f"{EBPF_PREFIX}{requested}" if provider == "ebpf" else requested
+    if used != expected:
+        return f"{requested} requested ({provider} provider), {used} ran"
+    if impl == "kernel" and provider not in ("builtin", "module"):
+        return f"{requested}: the kernel's was requested, {provider} served it"
+    if impl == "ebpf" and provider != "ebpf":
+        return f"{requested}: eBPF was requested, {provider} served it"
+    return ""
+
+
+def half_written(store: ExperimentStore) -> list[str]:
+    """Run folders without DONE (the runner moves them aside on its next run)."""
+    if not store.runs_dir.is_dir():
+        return []
+    found = []
+    for p in sorted(store.runs_dir.iterdir()):
+        if p.is_dir() and not (p / DONE).is_file():
+            owner = p.name.rsplit("-", 1)[-1]
+            running = p.name.startswith(".tmp-") and owner.isdigit() and pid_alive(int(owner))
+            found.append(p.name + (" (still running)" if running else ""))
+    return found
+
+
+def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
+    store = experiment_store(results_dir, exp.name)
+    verdict = ExperimentVerdict(exp.name, exp.title, present=store.root.is_dir())
+    if not verdict.present:
+        return verdict
+    verdict.half_written = half_written(store)
+    records: list[RunRecord] = []
+    for run_dir in store.done_runs():
+        check, spec, meta, derived = check_run(run_dir)
+        run = RunVerdict(run_dir.name, check)
+        if spec is not None and meta is not None and derived is not None:
+            records.append(RunRecord(spec, derived, meta, run_dir))
+            run.scheme = spec.scheme
+            run.late = derived.get("lateness_ok") is False
+            run.other_impl = _other_impl(dict(spec.params), derived)
+            if derived.get("cc_requested"):
+                variant, provider = derived["cc_requested"], str(derived.get("cc_provider"))
+                run.served = f"{variant}: {provider}"
+                slot = verdict.providers.setdefault(variant, {})
+                slot[provider] = slot.get(provider, 0) + 1
+            for key in ("lateness_p99_us", "ack_lateness_p99_us"):
+                if derived.get(key) is not None:
+                    verdict.lateness_p99_us.append(int(derived[key]))
+            if meta.get("cpu_steal_pct") is not None:
+                verdict.steal_pct.append(float(meta["cpu_steal_pct"]))
+        verdict.runs.append(run)
+    verdict.failed = failed_runs(store)
+    finished_specs = {r.spec for r in records}
+    verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}
+    cov = exp.coverage(store, records)
+    verdict.mode = "quick" if cov.quick else "full"
+    verdict.planned = len(cov.cells)
+    verdict.finished = sum(c.done for c in cov.cells)
+    verdict.missing = [(c.spec.label(), c.reason) for c in cov.missing()]
+    rows = exp.claim_rows(cov)
+    verdict.left_out = len(cov.records()) - len(rows)
+    verdict.claims = exp.claims_on(cov, rows)
+    _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})
+    return verdict
+
+
+def _runs_in_summary(store: ExperimentStore) -> set[str]:
+    """The run folders summary.csv was drawn from (its `run` column)."""
+    path = store.root / "summary.csv"
+    if not path.is_file():
+        return set()
+    with open(path, newline="") as f:
+        return {row["run"] for row in csv.DictReader(f) if row.get("run")}
+
+
+def _compare_stored_claims(verdict: ExperimentVerdict, store: ExperimentStore,
+                           present: set[str]) -> None:
+    """Runs the stored claims.json and summary.csv were drawn from that are gone;
+    verdicts that changed since claims.json was written."""
+    named = _runs_in_summary(store)
+    path = store.root / "claims.json"
+    stored = None
+    if path.is_file() and verdict.claims is not None:
+        try:
+            stored = ClaimReport.from_dict(read_json(path))
+        except (OSError, ValueError, TypeError) as e:
+            verdict.changed_claims.append(f"claims.json unreadable: {e}")
+    if stored is not None:
+        named |= {run for result in stored.results for run in result.runs}
+    verdict.deleted = sorted(named - present)
+    if stored is None or verdict.claims is None:
+        return
+    ours = {r.id: r.verdict for r in verdict.claims.results}
+    for result in stored.results:
+        now = ours.get(result.id)
+        if now is not None and now != result.verdict:
+            verdict.changed_claims.append(f"{result.id}: stored {result.verdict}, now {now}")
+
+
+def verify_results(experiments: Sequence[Experiment], results_dir: Path,
+                   traces: TraceSet | None = None) -> VerifyReport:
+    """Every experiment's runs and claims under `results_dir`."""
+    verdicts = [verify_experiment(exp.with_traces(traces) if traces else exp, results_dir)
+                for exp in experiments]
+    return VerifyReport(verdicts, analysis_version())
+
+
+# ----------------------------------------------------------------------------- printing
+
+
+def _table(rows: list[list[str]], out: TextIO, widths: Iterable[int] = ()) -> None:
+    limits = list(widths)
+    cols = len(rows[0])
+    width = [max(len(r[i]) for r in rows) for i in range(cols)]
+    for i, limit in enumerate(limits):
+        width[i] = min(width[i], limit)
+    for row in rows:
+        cells = [c if len(c) <= width[i] or i == cols - 1 else c[:width[i] - 1] + "…"
+                 for i, c in enumerate(row)]
+        print("  " + "  ".join(c.ljust(width[i]) for i, c in enumerate(cells)).rstrip(),
+              file=out)
+
+
+def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
+    print(f"== {v.name}", file=out)
+    if not v.present:
+        print(f"  not run: no results folder (`./repro run {v.name} --quick`)", file=out)
+        return
+    late = f"{v.late} late (emulator p99 lateness above {MAX_LATENESS_P99_US / 1000:g} ms)"
+    print(f"  {v.mode} mode: {v.finished} of {v.planned} planned runs finished; "
+          f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
+          f"{late}; "
+          f"{len(v.other_impl)} served by another implementation than requested", file=out)
+    print(f"  metrics re-derived from the raw artifacts: {v.count(MATCH)} match, "
+          f"{v.count(RECOMPUTED)} recomputed (stored by an older analysis), "
+          f"{v.count(DIFFERS)} DIFFER, {v.count(UNREADABLE)} unreadable", file=out)
+    for r in v.runs:
+        if r.check.status != MATCH:
+            print(f"    {r.check.status}: {r.run}: {r.check.describe()}", file=out)
+    for r in v.other_impl:
+        print(f"    served otherwise: {r.run}: {r.other_impl}", file=out)
+    if v.providers:
+        served = "; ".join(f"{variant} by {', '.join(f'{p} ({n})' for p, n in ps.items())}"
+                           for variant, ps in sorted(v.providers.items()))
+        print(f"  TCP variants served: {served}", file=out)
+    if v.lateness_p99_us or v.steal_pct:
+        print(f"  emulator p99 lateness: worst {max(v.lateness_p99_us, default=0)} us; "
+              f"CPU steal: worst {max(v.steal_pct, default=0.0):.1f}%", file=out)
+    for name in v.half_written:
+        print(f"    half-written run (no DONE marker, not counted): {name}", file=out)
+    for name, reason in v.failed:
+        later = " (this run finished on a later attempt)" if name in v.superseded else ""
+        print(f"    failed: {name}: {short_reason(reason)}{later}", file=out)
+    not_yet = sum(reason == NOT_RUN_YET for _, reason in v.missing)
+    if v.missing:
+        print(f"  missing: {len(v.missing)} planned runs have no result "
+              f"({not_yet} never run, {len(v.missing) - not_yet} failed)", file=out)
+    if v.left_out:
+        print(f"  {v.left_out} finished runs left out of the claims (their trace is not on "
+              "this machine: pass --traces-dir)", file=out)
+    for name in v.deleted:
+        print(f"    run folder gone (named by the stored claims.json or summary.csv): {name}",
+              file=out)
+    for change in v.changed_claims:
+        print(f"    claim changed since claims.json was written: {change}", file=out)
+    if v.claims is None or not v.claims.results:
+        print("  no claims declared", file=out)
+        return
+    rows = [["CLAIM", "VERDICT", "PAPER", "OURS", "TOLERANCE", "RUNS", "WHY"]]
+    for r in v.claims.results:
+        runs = str(len(r.runs)) + (f" ({r.late_runs} late)" if r.late_runs else "")
+        rows.append([r.id, r.verdict, r.paper, r.ours, r.tolerance, runs, r.why])
+    _table(rows, out, widths=(34, 8, 26, 30, 26, 10))
+    counts = v.claims.counts()
+    print(f"  claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, {counts[NOT_RUN]} NOT RUN",
+          file=out)
+
+
+def print_report(report: VerifyReport, out: TextIO) -> None:
+    for note in report.notes:
+        print(note, file=out)
+    for v in report.experiments:
+        print_experiment(v, out)
+    totals = {k: sum(v.claim_count(k) for v in report.experiments) for k in (PASS, FAIL, NOT_RUN)}
+    print(f"== in all: {totals[PASS]} PASS, {totals[FAIL]} FAIL, {totals[NOT_RUN]} NOT RUN; "
+          f"analysis {report.analysis_version}", file=out)
+    print(f"{report.holds()} (exit {report.exit_code()})", file=out)
+
+
+def emit(report: VerifyReport, as_json: bool, out: TextIO) -> int:
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str), file=out)
+    else:
+        print_report(report, out)
+    return report.exit_code()

@@ -1,0 +1,35 @@
+"""results/index.html from hand-built results: claims beside the paper's values, failures,
+environment, run links; nothing fetched from the network."""
+from __future__ import annotations
+
+import json
+import re
+
+from app.report import png_size, write_report
+from core.paths import ProjectPaths
+from experiments.registry import all_experiments
+from tests.unit.fake_runs import add_failed
+from tests.unit.test_verify import EXP, build
+
+
+def test_report_shows_claims_failures_environment_and_runs(tmp_path):
+    store = build(tmp_path)
+    add_failed(store, EXP.matrix(quick=True)[0], "TraceMissing: trace X is missing")
+    EXP.make_figures(store, store.root)
+    everything = all_experiments(EXP.traces)
+    page = write_report(ProjectPaths(results_override=tmp_path), everything).read_text()
+    claims = json.loads((store.root / "claims.json").read_text())
+    assert claims["experiment"] == EXP.name and claims["mode"] == "quick"
+    assert (store.root / "claims.md").is_file()
+    assert page.count('<table class="claims">') == 1  # the other experiments did not run
+    assert 'name="viewport"' in page
+    assert "throughput-rises" in page and "0.23 Mbit/s" in page
+    assert "TraceMissing: trace X is missing" in page and "finished on a later attempt" in page
+    assert "kernel 6.1-test" in page and "Emulator lateness" in page
+    for run in store.done_runs():
+        assert f'href="{EXP.name}/runs/{run.name}/"' in page
+    assert "Not run yet: <code>./repro run sprout-fig7 --quick</code>" in page
+    remote = re.findall(r'(?:src|href)="(https?:[^"]*)"', page)
+    assert not remote
+    for src in re.findall(r'<img src="([^"]+)"', page):
+        assert png_size(tmp_path / src)[0] > 0

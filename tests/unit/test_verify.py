@@ -1,0 +1,207 @@
+"""`repro verify` on results folders built by hand: a folder where a claim must pass, one
+where it must fail, and each fault (half-written run, deleted run, hand-edited
+metrics.json, an older analysis, an unknown experiment)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
+from analysis.recompute import VERSION_KEY
+from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
+from app.cli import main
+from app.verify import (EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, _other_impl, emit,
+                        verify_results)
+from core.results import ExperimentStore
+from core.traces import TraceSet
+from experiments.contest_warmup_a import ContestWarmupA
+from tests.unit.fake_runs import add_failed, add_logged_run
+
+EXP = ContestWarmupA(TraceSet([], Path("/nonexistent"), manifest={}))  # reads no trace
+# window -> (one packet every N ms, queueing delay ms): throughput and delay rise with W.
+RISING = {1: (12, 20), 5: (6, 30), 10: (4, 40), 20: (3, 60), 50: (2, 90), 100: (1, 150)}
+
+
+def build(results: Path, shape: dict[int, tuple[int, int]] = RISING, **kwargs) -> ExperimentStore:
+    store = ExperimentStore(results / EXP.name)
+    for spec in EXP.matrix(quick=True):
+        every, delay = shape[spec.param("window")]
+        add_logged_run(store, spec, every, delay, **kwargs)
+    return store
+
+
+def claim(report, cid):
+    exp = report.experiments[0]
+    return next(r for r in exp.claims.results if r.id == cid)
+
+
+def test_a_folder_where_the_shape_claims_pass(tmp_path):
+    build(tmp_path)
+    report = verify_results([EXP], tmp_path)
+    v = report.experiments[0]
+    assert (v.mode, v.finished, v.planned) == ("quick", 6, 6)
+    assert v.count(MATCH) == 6
+    assert claim(report, "throughput-rises").verdict == PASS
+    assert claim(report, "delay-rises").verdict == PASS
+    assert claim(report, "w10-throughput").verdict == NOT_RUN  # a full-run claim
+    assert report.exit_code() == EXIT_OK
+    out = io.StringIO()
+    assert emit(report, False, out) == EXIT_OK
+    assert "throughput-rises" in out.getvalue() and "PASS" in out.getvalue()
+
+
+def test_a_folder_where_a_claim_must_fail(tmp_path):
+    dip = {**RISING, 20: (5, 60)}  # W=20 delivers less than W=10
+    build(tmp_path, dip)
+    report = verify_results([EXP], tmp_path)
+    result = claim(report, "throughput-rises")
+    assert result.verdict == FAIL and "window=20" in result.why
+    assert report.exit_code() == EXIT_FAILED
+    data = json.loads(_json(report))
+    assert data["exit"] == EXIT_FAILED and data["holds"] is False
+
+
+def _json(report) -> str:
+    out = io.StringIO()
+    emit(report, True, out)
+    return out.getvalue()
+
+
+def test_a_hand_edited_metrics_json_is_named(tmp_path):
+    store = build(tmp_path)
+    run = next(store.done_runs())
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["throughput_mbps"] *= 2
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    report = verify_results([EXP], tmp_path)
+    verdict = next(r for r in report.experiments[0].runs if r.run == run.name)
+    assert verdict.check.status == DIFFERS
+    assert verdict.check.differing == ("throughput_mbps",)
+    assert report.exit_code() == EXIT_FAILED
+
+
+def test_an_edit_without_a_version_stamp_is_caught_by_its_time(tmp_path):
+    store = build(tmp_path, stamp_version=False)
+    run = next(store.done_runs())
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["p95_signal_delay_ms"] = 1.0
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    later = (run / "DONE").stat().st_mtime + 10
+    os.utime(run / "metrics.json", (later, later))
+    verdict = verify_results([EXP], tmp_path).experiments[0].runs[0]
+    assert verdict.check.status == DIFFERS and verdict.check.edited_after_done
+
+
+def test_numbers_of_an_older_analysis_are_recomputed_not_tampering(tmp_path):
+    store = build(tmp_path, stamp_version=False)
+    for run in store.done_runs():  # as an older analysis would have written them
+        metrics = json.loads((run / "metrics.json").read_text())
+        metrics["power"] = 0.0
+        metrics["a_metric_no_longer_computed"] = 1
+        del metrics["score"]
+        done = (run / "DONE").stat().st_mtime
+        (run / "metrics.json").write_text(json.dumps(metrics))
+        os.utime(run / "metrics.json", (done - 5, done - 5))
+    report = verify_results([EXP], tmp_path)
+    check = report.experiments[0].runs[0].check
+    assert check.status == RECOMPUTED
+    assert check.differing == ("power",)
+    assert check.not_given_back == ("a_metric_no_longer_computed",)
+    assert check.new == ("score",)
+    assert report.exit_code() == EXIT_OK
+    # Stamped by another analysis version: the same.
+    run = next(store.done_runs())
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics[VERSION_KEY] = "0123456789ab"
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    os.utime(run / "metrics.json", (0, 0))
+    first = verify_results([EXP], tmp_path).experiments[0].runs
+    assert next(r for r in first if r.run == run.name).check.status == RECOMPUTED
+
+
+def test_a_half_written_run_is_shown_and_not_counted(tmp_path):
+    store = build(tmp_path)
+    victim = next(store.done_runs())
+    (victim / "DONE").unlink()
+    (store.runs_dir / ".tmp-some-run-123").mkdir()
+    report = verify_results([EXP], tmp_path)
+    v = report.experiments[0]
+    assert victim.name in v.half_written and ".tmp-some-run-123" in v.half_written
+    assert v.finished == 5 and len(v.missing) == 1
+    assert claim(report, "throughput-rises").verdict == PASS  # on the 5 that finished
+
+
+def test_a_run_folder_deleted_by_hand_is_named(tmp_path):
+    store = build(tmp_path)
+    write_claims(EXP.evaluate_claims(store), store.root)
+    victim = next(store.done_runs())
+    shutil.rmtree(victim)
+    report = verify_results([EXP], tmp_path)
+    v = report.experiments[0]
+    assert v.deleted == [victim.name]
+    assert v.finished == 5
+    assert report.exit_code() == EXIT_UNCHECKED
+
+
+def test_unreadable_artifacts_cannot_be_checked(tmp_path):
+    store = build(tmp_path)
+    run = next(store.done_runs())
+    (run / "data.log").write_text("# base timestamp: 0\n1 + x\n")
+    report = verify_results([EXP], tmp_path)
+    assert report.experiments[0].count("unreadable") == 1
+    assert "data.log" in report.experiments[0].runs[0].check.detail
+    assert report.exit_code() == EXIT_UNCHECKED
+
+
+def test_failed_and_late_runs_are_counted(tmp_path):
+    store = ExperimentStore(tmp_path / EXP.name)
+    specs = EXP.matrix(quick=True)
+    for spec in specs[:-1]:
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay, lateness_p99_us=5000 if spec == specs[0] else 100)
+    add_failed(store, specs[-1], "SchemeUnavailable: nothing serves it")
+    report = verify_results([EXP], tmp_path)
+    v = report.experiments[0]
+    assert v.late == 1 and len(v.failed) == 1 and len(v.missing) == 1
+    assert "nothing serves it" in v.missing[0][1]
+    out = io.StringIO()
+    emit(report, False, out)
+    assert "1 late" in out.getvalue() and "nothing serves it" in out.getvalue()
+
+
+def test_served_by_another_implementation():
+    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "reno",
+                            "cc_provider": "builtin"}) == \
+        "vegas requested (builtin provider), reno ran"
+    assert "eBPF was requested" in _other_impl(
+        {"cc_impl": "ebpf"}, {"cc_requested": "vegas", "cc_used": "vegas", "cc_provider": "module"})
+    # Our eBPF Vegas is bpf_vegas to the kernel: served as requested.
+    assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "bpf_vegas",
+                            "cc_provider": "ebpf"}) == ""
+    assert "bpf_vegas ran" in _other_impl({}, {"cc_requested": "vegas", "cc_used": "bpf_vegas",
+                                               "cc_provider": "module"})
+    assert _other_impl({}, {}) == ""
+
+
+def test_nothing_to_verify_is_not_a_pass(tmp_path):
+    report = verify_results([EXP], tmp_path)
+    assert not report.experiments[0].present
+    assert report.exit_code() == EXIT_UNCHECKED
+
+
+def test_cli_unknown_experiment_and_exit_codes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NETREPRO_RESULTS", str(tmp_path))
+    assert main(["verify", "no-such-experiment"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+    assert main(["verify", "--results", str(tmp_path / "absent")]) == 2
+    build(tmp_path)
+    assert main(["verify", EXP.name, "--results", str(tmp_path)]) == EXIT_OK
+    assert "the reproduction holds" in capsys.readouterr().out
+    assert main(["verify", EXP.name, "--json"]) == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit"] == EXIT_OK and data["experiments"][0]["metrics"]["match"] == 6
