@@ -103,14 +103,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def listening(port: int, host: str = LISTEN_HOST) -> bool:
-    """Something listens on host:port in this network namespace (read from /proc)."""
+def listener_inodes(port: int, host: str = LISTEN_HOST) -> set[str]:
+    """Socket inodes listening on host:port in this network namespace (from /proc)."""
     want = f"{socket.inet_aton(host)[::-1].hex().upper()}:{port:04X}"
     try:
         lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
     except OSError:
+        return set()
+    return {f[9] for f in (line.split() for line in lines) if f[1] == want and f[3] == "0A"}
+
+
+def listening(port: int, pid: int, host: str = LISTEN_HOST) -> bool:
+    """Process `pid` itself listens on host:port (not another run's controller that took
+    the same port first)."""
+    inodes = listener_inodes(port, host)
+    if not inodes:
         return False
-    return any(line.split()[1] == want and line.split()[3] == "0A" for line in lines)
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            return True
+    return False
 
 
 class ControllerProcess:
@@ -167,7 +187,7 @@ class ControllerProcess:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     break
-                if listening(port):
+                if listening(port, self.process.pid):
                     self.port = port
                     return
                 time.sleep(0.05)
@@ -199,12 +219,19 @@ class ControllerProcess:
             raise ControllerError(f"the {self.choice.kind} controller died (exit status {code}) "
                                   f"during the run: {self.stderr_tail()}")
 
-    def wait_ready(self, timeout_s: float = 10.0) -> None:
-        """The switch connected and the initial flows are installed (or ControllerError)."""
+    def wait_ready(self, timeout_s: float = 10.0, dpid: str | None = None) -> None:
+        """The switch (datapath id `dpid`, 16 hex digits, if given) connected and the initial
+        flows are installed (or ControllerError)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.check_alive()
-            if DropLog.read(self.log_path).ready:
+            log = DropLog.read(self.log_path)
+            seen = {str(e.get("dpid")) for e in log.of("connected")}
+            if dpid is not None and seen - {dpid}:
+                raise ControllerError(f"the {self.choice.kind} controller at {self.target} was "
+                                      f"reached by another switch ({sorted(seen - {dpid})}), "
+                                      f"not this run's {dpid}")
+            if log.ready:
                 return
             time.sleep(0.05)
         log = DropLog.read(self.log_path)

@@ -181,7 +181,7 @@ class PrrPath:
         assert self.controller.port is not None
         self.switch.start([_Remote(f"c{self.controller.port}", self.controller.port)])
         self._check_ports()
-        self.controller.wait_ready(cfg.ready_timeout_s)
+        self.controller.wait_ready(cfg.ready_timeout_s, dpid=self.switch.dpid)
         assert self.link is not None
         self.link.start()
 

@@ -114,3 +114,21 @@ def test_nothing_works_names_every_place_and_github(tmp_path: Path,
     assert "shared/vendor: does not exist" in text
     assert "cannot clone" in text and "is GitHub reachable from here?" in text
     assert "./setup/install.sh --pox-dir DIR" in text
+
+
+def test_a_listener_counts_only_if_it_is_the_controllers_own() -> None:
+    import os
+    import socket
+    import subprocess
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert launcher.listening(port, os.getpid())
+        other = subprocess.Popen(["sleep", "5"])
+        try:
+            assert not launcher.listening(port, other.pid)   # another process's port
+        finally:
+            other.kill()
+            other.wait()
+    assert not launcher.listening(port, os.getpid())          # closed
