@@ -77,6 +77,8 @@ JsonObject direction_json(const TraceQueue& q, const DelayLine& delay, const Lat
       .add("arrival_bytes", c.arrival_bytes)
       .add("drops", c.drops)
       .add("drop_bytes", c.drop_bytes)
+      .add("dequeue_drops", c.dequeue_drops)
+      .add("dequeue_drop_bytes", c.dequeue_drop_bytes)
       .add("arrivals_after_service", c.after_service)
       .add("arrival_bytes_after_service", c.after_service_bytes)
       .add("departures", c.departures)
