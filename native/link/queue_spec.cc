@@ -1,5 +1,7 @@
 #include "queue_spec.hh"
 
+#include <map>
+
 namespace netrepro {
 
 namespace {
@@ -21,6 +23,37 @@ uint64_t positive_integer(const std::string& text, const std::string& key,
   return n;
 }
 
+// "k=N,k2=M" after the kind's colon: each key one of `keys`, at most once, N a positive
+// integer.
+std::map<std::string, uint64_t> keyed_integers(const std::string& text, const std::string& rest,
+                                               std::initializer_list<const char*> keys) {
+  std::map<std::string, uint64_t> values;
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    if (comma == std::string::npos) comma = rest.size();
+    const std::string part = rest.substr(start, comma - start);
+    const size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    bool known = false;
+    for (const char* k : keys) known = known || key == k;
+    if (!known || values.count(key) != 0) {
+      throw QueueSpecError("bad queue '" + text + "': unknown or repeated parameter '" + key +
+                           "'; " + kForms);
+    }
+    values[key] = positive_integer(text, key, value);
+    start = comma + 1;
+  }
+  return values;
+}
+
+uint64_t value_or(const std::map<std::string, uint64_t>& values, const std::string& key,
+                  uint64_t fallback) {
+  const auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
 }  // namespace
 
 QueueSpec QueueSpec::parse(const std::string& text) {
@@ -39,58 +72,21 @@ QueueSpec QueueSpec::parse(const std::string& text) {
     throw QueueSpecError("bad queue '" + text + "': " + kForms);
   }
   const std::string rest = text.substr(colon + 1);
-  if (kind == "codel") {
-    spec.kind = Kind::Codel;
-    bool seen_target = false, seen_interval = false;
-    size_t start = 0;
-    while (start <= rest.size()) {
-      size_t comma = rest.find(',', start);
-      if (comma == std::string::npos) comma = rest.size();
-      const std::string part = rest.substr(start, comma - start);
-      const size_t eq = part.find('=');
-      const std::string key = part.substr(0, eq);
-      const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-      if (key == "target" && !seen_target) {
-        spec.codel_target_ms = positive_integer(text, key, value);
-        seen_target = true;
-      } else if (key == "interval" && !seen_interval) {
-        spec.codel_interval_ms = positive_integer(text, key, value);
-        seen_interval = true;
-      } else {
-        throw QueueSpecError("bad queue '" + text + "': unknown or repeated parameter '" + key +
-                             "'; " + kForms);
-      }
-      start = comma + 1;
-    }
-    if (spec.codel_target_ms >= spec.codel_interval_ms) {
-      throw QueueSpecError("bad queue '" + text + "': CoDel's target (" +
-                           std::to_string(spec.codel_target_ms) +
-                           " ms) must be below its interval (" +
-                           std::to_string(spec.codel_interval_ms) + " ms)");
-    }
+  if (kind == "droptail") {
+    const auto limits = keyed_integers(text, rest, {"packets", "bytes"});
+    spec.kind = Kind::DropTail;
+    spec.packet_limit = value_or(limits, "packets", 0);
+    spec.byte_limit = value_or(limits, "bytes", 0);
     return spec;
   }
-  spec.kind = Kind::DropTail;
-  bool seen_packets = false, seen_bytes = false;
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t comma = rest.find(',', start);
-    if (comma == std::string::npos) comma = rest.size();
-    const std::string part = rest.substr(start, comma - start);
-    const size_t eq = part.find('=');
-    const std::string key = part.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-    if (key == "packets" && !seen_packets) {
-      spec.packet_limit = positive_integer(text, key, value);
-      seen_packets = true;
-    } else if (key == "bytes" && !seen_bytes) {
-      spec.byte_limit = positive_integer(text, key, value);
-      seen_bytes = true;
-    } else {
-      throw QueueSpecError("bad queue '" + text + "': unknown or repeated limit '" + key + "'; " +
-                           kForms);
-    }
-    start = comma + 1;
+  const auto values = keyed_integers(text, rest, {"target", "interval"});
+  spec.kind = Kind::Codel;
+  spec.codel_target_ms = value_or(values, "target", spec.codel_target_ms);
+  spec.codel_interval_ms = value_or(values, "interval", spec.codel_interval_ms);
+  if (spec.codel_target_ms >= spec.codel_interval_ms) {
+    throw QueueSpecError("bad queue '" + text + "': CoDel's target (" +
+                         std::to_string(spec.codel_target_ms) + " ms) must be below its interval (" +
+                         std::to_string(spec.codel_interval_ms) + " ms)");
   }
   return spec;
 }
