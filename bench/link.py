@@ -207,6 +207,16 @@ def _steady_rate_mbps(log: Any) -> float:
     return float(log.departure_size[inside].sum()) * 8 / ((end - start) / 1000) / 1e6
 
 
+def _report_rate(r: dict[str, Any], attempt: int) -> None:
+    got = r["receiver_udp_payload_mbps"]
+    got_text = "not reported by iperf3" if got is None else f"{got:.1f} Mbit/s"
+    again = f" (attempt {attempt})" if attempt > 1 else ""
+    verdict = "held" if r["held"] else "failed"
+    print(f"  {r['rate_mbps']:5g} Mbit/s{again}: delivered {r['delivered_mbps']:.1f} Mbit/s "
+          f"({r['delivered_vs_rate']:.3f} of the rate; receiver got {got_text} of UDP "
+          f"payload), lateness p99 {r['lateness_us']['p99']} us: {verdict}", flush=True)
+
+
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
     seconds = args.seconds or 60.0
     out = paths.results_dir / "bench" / f"link-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -217,22 +227,13 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
           f"{c['lateness_us']['p50']} us, p99 {c['lateness_us']['p99']} us, "
           f"max {c['lateness_us']['max']} us", flush=True)
     print(f"bench link: (b) fixed-rate ceiling, {RATE_SECONDS:g} s per rate", flush=True)
-    def report(r: dict[str, Any], attempt: int) -> None:
-        got = r["receiver_udp_payload_mbps"]
-        got_text = "not reported by iperf3" if got is None else f"{got:.1f} Mbit/s"
-        again = f" (attempt {attempt})" if attempt > 1 else ""
-        verdict = "held" if r["held"] else "failed"
-        print(f"  {r['rate_mbps']:5g} Mbit/s{again}: delivered {r['delivered_mbps']:.1f} Mbit/s "
-              f"({r['delivered_vs_rate']:.3f} of the rate; receiver got {got_text} of UDP "
-              f"payload), lateness p99 {r['lateness_us']['p99']} us: {verdict}", flush=True)
-
     tries: dict[float, int] = {}
 
     def measure(rate: float) -> dict[str, Any]:
         tries[rate] = tries.get(rate, 0) + 1
         return fixed_rate(paths, out / f"rate-{rate:g}-{tries[rate]}", rate, RATE_SECONDS)
 
-    ceiling = climb(measure, _holds, report=report)
+    ceiling = climb(measure, _holds, report=_report_rate)
     result["fixed_rate"] = ceiling.attempts
     result["max_sustained_mbps"] = ceiling.highest_held_mbps
     result["first_failing_mbps"] = ceiling.first_failed_mbps
