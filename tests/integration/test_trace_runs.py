@@ -70,11 +70,12 @@ def test_codel_drops_at_dequeue_are_logged_and_counted(paths, traces, store, fix
     log_lines = (outcome.path / "data.log").read_text().splitlines()
     header = [line for line in log_lines if line.startswith("# queue:")]
     assert header == ["# queue: codel [target=5 ms, interval=100 ms]"]
-    drops = [line.split() for line in log_lines if " d " in line]
+    events = [line.split() for line in log_lines if not line.startswith("#")]
+    drops = [e for e in events if e[1] == "d"]
     assert drops and all(d[2:] == ["1", "1504"] for d in drops)
     a2b = json.loads((outcome.path / "meta.json").read_text())["link"]["a2b"]
     assert a2b["drops"] == a2b["dequeue_drops"] == len(drops) == m["dropped_packets"]
-    first_arrival = min(int(line.split()[0]) for line in log_lines if " + " in line)
+    first_arrival = min(int(e[0]) for e in events if e[1] == "+")
     # The queue needs > 5 ms to form, then one interval passes before the first drop.
     assert int(drops[0][0]) - first_arrival >= 100
     assert m["loss"] > 0
