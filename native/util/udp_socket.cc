@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -53,7 +54,20 @@ void UdpSocket::sendto(const Address& peer, const std::string& payload) {
                          reinterpret_cast<const sockaddr*>(&peer.sin), sizeof(peer.sin)));
 }
 
-ReceivedDatagram UdpSocket::recv() {
+ReceivedDatagram UdpSocket::recv() { return *receive(0, false); }
+
+std::optional<ReceivedDatagram> UdpSocket::try_recv() { return receive(MSG_DONTWAIT, true); }
+
+bool UdpSocket::try_send(const std::string& payload) {
+  while (true) {
+    if (::send(fd_.fd(), payload.data(), payload.size(), MSG_DONTWAIT) >= 0) return true;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return false;
+    throw SystemError("send", errno);
+  }
+}
+
+std::optional<ReceivedDatagram> UdpSocket::receive(int flags, bool may_be_empty) {
   std::array<char, 65536> buffer{};
   std::array<char, 256> control{};
   ReceivedDatagram out;
@@ -65,7 +79,12 @@ ReceivedDatagram UdpSocket::recv() {
   msg.msg_iovlen = 1;
   msg.msg_control = control.data();
   msg.msg_controllen = control.size();
-  const ssize_t n = check_syscall("recvmsg", ::recvmsg(fd_.fd(), &msg, 0));
+  ssize_t n = -1;
+  while ((n = ::recvmsg(fd_.fd(), &msg, flags)) < 0) {
+    if (errno == EINTR) continue;
+    if (may_be_empty && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::nullopt;
+    throw SystemError("recvmsg", errno);
+  }
   if (msg.msg_flags & MSG_TRUNC) {
     throw std::runtime_error("recvmsg: datagram truncated");
   }

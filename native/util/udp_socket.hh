@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "file_descriptor.hh"
@@ -31,11 +32,19 @@ class UdpSocket {
   void sendto(const Address& peer, const std::string& payload);
   // Blocks until a datagram arrives (unless the socket is non-blocking).
   ReceivedDatagram recv();
+  // Never blocks: the waiting datagram, or nothing when none is waiting (EAGAIN). Any other
+  // error (e.g. ECONNREFUSED reported by ICMP on a connected socket) throws SystemError.
+  std::optional<ReceivedDatagram> try_recv();
+  // Never blocks: false when the socket's buffer is full (EAGAIN, ENOBUFS) and the datagram
+  // was not sent; other errors throw SystemError.
+  bool try_send(const std::string& payload);
   Address local_address() const;
   int fd() const { return fd_.fd(); }
   void set_nonblocking() { fd_.set_nonblocking(); }
 
  private:
+  // recvmsg with `flags`; nothing on EAGAIN/EWOULDBLOCK when `may_be_empty`.
+  std::optional<ReceivedDatagram> receive(int flags, bool may_be_empty);
   FileDescriptor fd_;
 };
 
