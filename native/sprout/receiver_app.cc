@@ -10,7 +10,7 @@
 #include "data_datagram.hh"
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
-#include "json_object.hh"
+#include "json_writer.hh"
 #include "sprout_estimator.hh"
 #include "system_error.hh"
 
@@ -48,7 +48,7 @@ int ReceiverApp::poll_timeout_ms(uint64_t now_ms) const {
   return due > now_ms ? static_cast<int>(std::min<uint64_t>(due - now_ms, kTickMs)) : 0;
 }
 
-void ReceiverApp::run(SignalWatch& signals) {
+void ReceiverApp::run(SignalFd& signals) {
   std::cerr << "sprout-receiver: listening on " << socket_.local_address().str() << " ("
             << receiver_->estimator().name() << ")\n";
   while (!signals.triggered()) {

@@ -14,6 +14,7 @@
 #include "data_datagram.hh"
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
+#include "peer_datagram.hh"
 #include "forecaster.hh"
 #include "loss_tracker.hh"
 #include "poisson.hh"
@@ -596,4 +597,51 @@ TEST(Cost, PerTickModelWorkIsFarBelowATick) {
   std::cout << "[ info ] per tick (evolve + observe + forecast): " << us << " us\n";
   // The receiver must finish a tick's work well within the 20-ms tick.
   EXPECT_LT(us, 2000.0);
+}
+
+// The bidirectional endpoint's datagram: data with the sender's own forecast riding on it.
+TEST(PeerDatagram, RoundTripWithAndWithoutForecast) {
+  PeerDatagram d;
+  d.time_to_next_ms = 50;
+  d.throwaway_window = 1490;
+  d.seq = 123456789012ULL;
+  d.send_time_us = 42;
+  d.payload_length = 1440 - PeerDatagram::kForecastBytes;
+  Forecast f;
+  f.received_or_lost = 987654321;
+  f.tick_start_ms = 1000020;
+  f.counts = {1, 2, 3, 4, 5, 6, 7, 300000};
+  d.forecast = f;
+  const std::string wire = d.encode();
+  EXPECT_EQ(wire.size(), PeerDatagram::kHeaderBytes + 1440);  // a full datagram: 1465 bytes
+  const PeerDatagram back = PeerDatagram::decode(wire);
+  ASSERT_TRUE(back.forecast.has_value());
+  EXPECT_EQ(*back.forecast, f);
+  EXPECT_EQ(back.seq, d.seq);
+  EXPECT_EQ(back.payload_length, d.payload_length);
+  EXPECT_EQ(back.throwaway_window, 1490);
+  EXPECT_EQ(back.time_to_next_ms, 50);
+  EXPECT_EQ(back.carried_bytes(), 1440u);
+
+  PeerDatagram heartbeat;
+  const PeerDatagram hb = PeerDatagram::decode(heartbeat.encode());
+  EXPECT_FALSE(hb.forecast.has_value());
+  EXPECT_EQ(hb.carried_bytes(), 0u);
+}
+
+TEST(PeerDatagram, RefusesOversizeAndMalformed) {
+  PeerDatagram d;
+  d.payload_length = 1400;
+  d.forecast = Forecast{};
+  EXPECT_THROW(d.encode(), std::invalid_argument);  // 1400 + 48 > 1440
+  d.forecast.reset();
+  std::string wire = d.encode();
+  EXPECT_THROW(PeerDatagram::decode(wire.substr(0, 10)), std::invalid_argument);
+  EXPECT_THROW(PeerDatagram::decode(wire + "x"), std::invalid_argument);
+  wire[24] = 1;  // flags a forecast that is not there (the payload is read as one)
+  EXPECT_THROW(PeerDatagram::decode(wire.substr(0, 30)), std::invalid_argument);
+  wire[24] = 4;
+  EXPECT_THROW(PeerDatagram::decode(wire), std::invalid_argument);
+  wire[0] = 0x01;
+  EXPECT_THROW(PeerDatagram::decode(wire), std::invalid_argument);
 }
