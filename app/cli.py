@@ -74,10 +74,12 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import ExperimentStore
     from app.runner import MatrixRunner, print_summary
-    from experiments.registry import all_experiments, get_experiment
+    from experiments.registry import all_experiments, get_experiment, one_way_variant
     _require_root()
     traces = _traces(args, paths)
     experiments = all_experiments() if args.experiment == "all" else [get_experiment(args.experiment)]
+    if args.one_way:
+        experiments = [one_way_variant(e) for e in experiments]
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
                           redo_late=args.redo_late)
@@ -133,7 +135,9 @@ def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
                    ack_trace=args.ack_trace, delay_ms=args.delay_ms, queue=args.queue,
                    duration_s=None if args.once else args.duration,
                    params=make_params(window=args.window, confidence=args.confidence,
-                                      cc_impl=None if args.cc_impl == "auto" else args.cc_impl))
+                                      cc_impl=None if args.cc_impl == "auto" else args.cc_impl),
+                   options=make_params(directions="both" if args.both_directions else None,
+                                       warmup_s=args.warmup_s, offset_s=args.offset_s))
     _validate_spec(spec, traces)
     store = ExperimentStore(Path(args.out) if args.out else paths.results_dir / "one")
     outcome = execute(spec, store, paths, traces)
@@ -225,12 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
     run.add_argument("--trials", type=_positive_int, default=1, help="repeats of every run")
+    run.add_argument("--one-way", action="store_true",
+                     help="sprout-fig7, sprout-risk: one direction loaded per run, not both")
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
     one.add_argument("--window", type=_positive_int, help="fixed-window: datagrams in flight")
     one.add_argument("--confidence", type=float,
-                     help="sprout, sprout-ewma: forecast percentile (default 0.05)")
+                     help="sprout, sprout-ewma: the paper's confidence (default 0.95: the "
+                     "forecast's 5th percentile)")
+    one.add_argument("--both-directions", action="store_true",
+                     help="load both directions at once (the Sprout paper's mode)")
+    one.add_argument("--warmup-s", type=float, help="seconds played but not scored")
+    one.add_argument("--offset-s", type=float, help="start this far into the traces")
     one.add_argument("--cc-impl", choices=("auto", "kernel", "ebpf"), default="auto",
                      help="TCP: which provider must serve the congestion control")
     one.add_argument("--data-trace", required=True,

@@ -20,7 +20,8 @@ from core.environment import environment
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
-from core.traces import TraceError, TraceSet, trace_duration_ms
+from core.run_span import RunSpan, SpanError, run_span, window_trace
+from core.traces import TraceError, TraceSet, load_trace, trace_duration_ms
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
 from topologies.trace_link import LinkSide
@@ -63,12 +64,39 @@ def link_side(trace: str, traces: TraceSet) -> LinkSide:
     return LinkSide(trace=traces.resolve(trace))
 
 
-def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
-    if spec.duration_s is not None:
-        return float(spec.duration_s)
-    if spec.data_trace.startswith(FIXED_RATE_PREFIX):
+def span_of(spec: RunSpec, traces: TraceSet) -> RunSpan:
+    """What the run plays of its traces (core/run_span.py); a fixed-rate side has no period
+    of its own and never loops."""
+    def period(name: str) -> int | None:
+        if name.startswith(FIXED_RATE_PREFIX):
+            return None
+        return trace_duration_ms(traces.resolve(name))
+
+    data, ack = period(spec.data_trace), period(spec.ack_trace)
+    if spec.duration_s is None and data is None:
         raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
-    return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
+    fallback = data if spec.duration_s is None else int(round(spec.duration_s * 1000))
+    assert fallback is not None
+    try:
+        return run_span(spec, data or fallback, ack or fallback)
+    except SpanError as e:
+        raise TraceError(f"{spec.label()}: {e}") from e
+
+
+def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
+    return span_of(spec, traces).span_ms / 1000.0
+
+
+def _played_side(name: str, side: LinkSide, span: RunSpan, out: Path, label: str) -> LinkSide:
+    """The side as the run plays it: from `span.offset_ms` into the trace, a window of it
+    written into the run folder (the omniscient reference reads the same window)."""
+    if span.offset_ms == 0 or side.trace is None:
+        return side
+    window = window_trace(load_trace(side.trace), span.offset_ms, span.span_ms)
+    path = out / f"{label}-trace-window.txt"
+    path.write_text("\n".join(str(int(t)) for t in window) + "\n")
+    log.debug("%s: %s from %d ms, %d opportunities", label, name, span.offset_ms, window.size)
+    return LinkSide(trace=path)
 
 
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
@@ -101,11 +129,16 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
 
 def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
              meta: dict[str, Any]) -> None:
-    data = link_side(spec.data_trace, traces)
-    ack = link_side(spec.ack_trace, traces)
-    duration_s = planned_duration_s(spec, traces)
+    span = span_of(spec, traces)
+    data = _played_side(spec.data_trace, link_side(spec.data_trace, traces), span, out, "data")
+    ack = _played_side(spec.ack_trace, link_side(spec.ack_trace, traces), span, out, "ack")
+    duration_s = span.span_ms / 1000.0
     meta["traces"] = {"data": data.describe(), "ack": ack.describe()}
     meta["duration_s"] = duration_s
+    meta["span"] = {"offset_ms": span.offset_ms, "span_ms": span.span_ms,
+                    "warmup_ms": span.warmup_ms, "both_directions": span.both_directions,
+                    "data_period_ms": span.data.period_ms, "ack_period_ms": span.ack.period_ms,
+                    "data_loops": span.data.loops, "ack_loops": span.ack.loops}
     scheme = make_scheme(spec, paths)
     meta["scheme"] = scheme.describe()
     emulator = paths.native_binary("link", "netrepro-link")
@@ -116,8 +149,8 @@ def _measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         meta["prefix"] = active.prefix
         path = stack.enter_context(TracePath(
             data=data, ack=ack, emulator=emulator,
-            log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=spec.once,
-            span_ms=None if spec.once else round(duration_s * 1000), active=active))
+            log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=False,
+            span_ms=span.span_ms, active=active))
         assert path.link is not None
         ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add,
                          run_tag=active.prefix)

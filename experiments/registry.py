@@ -21,3 +21,12 @@ def get_experiment(name: str) -> Experiment:
             return exp
     raise UnknownExperiment(f"unknown experiment {name!r}; known: "
                             + ", ".join(e.name for e in all_experiments()))
+
+
+def one_way_variant(exp: Experiment) -> Experiment:
+    """The experiment with one direction loaded per run (`repro run --one-way`)."""
+    make = getattr(exp, "one_way_variant", None)
+    if make is None:
+        raise UnknownExperiment(f"{exp.name} has no one-way variant (--one-way is for "
+                                "sprout-fig7 and sprout-risk)")
+    return make()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.paths import ProjectPaths
+from core.run_span import both_directions
 from core.runspec import RunSpec
 from schemes.base import Scheme, SchemeUnavailable
 from schemes.congestion_control import CongestionControlResolver
@@ -11,6 +12,7 @@ from schemes.grump import CONTROLLERS, TAKES_WINDOW, GrumpScheme
 from schemes.sprout import MODELS as SPROUT_MODELS
 from schemes.sprout import SproutScheme
 from schemes.tcp import TcpScheme
+from schemes.tcp_aqm import AQM_SCHEMES, AqmTcpScheme
 from schemes.tcp_probe_recorder import TcpProbeSetup
 
 TCP_VARIANTS = ("cubic", "reno", "bbr", "vegas", "bic", "hybla")
@@ -34,6 +36,7 @@ class SchemeInfo:
 def known_schemes() -> list[SchemeInfo]:
     infos = [SchemeInfo(v, "tcp", f"Linux TCP {v} via iperf3 -C (kernel, module or eBPF)")
              for v in TCP_VARIANTS]
+    infos += [SchemeInfo(n, "tcp", a.description) for n, a in AQM_SCHEMES.items()]
     infos += [SchemeInfo(c, "grump", f"datagrump controller '{c}'") for c in CONTROLLERS]
     infos += [SchemeInfo("sprout", "sprout", "Sprout (stochastic forecasts), our implementation"),
               SchemeInfo("sprout-ewma", "sprout", "Sprout-EWMA, our implementation")]
@@ -42,7 +45,7 @@ def known_schemes() -> list[SchemeInfo]:
 
 def accepted_params(name: str) -> frozenset[str]:
     """The RunSpec parameters scheme `name` reads."""
-    if name in TCP_VARIANTS:
+    if name in TCP_VARIANTS or name in AQM_SCHEMES:
         return frozenset({"cc_impl"})
     if name in CONTROLLERS:
         return frozenset({"window"}) if name in TAKES_WINDOW else frozenset()
@@ -73,7 +76,12 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
     if name in TCP_VARIANTS:
         resolver = CongestionControlResolver.for_project(paths)
         return TcpScheme(name, resolver, impl=spec.param("cc_impl", "auto"),
-                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
+                         probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
+                         both_directions=both_directions(spec))
+    if name in AQM_SCHEMES:
+        return AqmTcpScheme(AQM_SCHEMES[name], name, spec, paths,
+                            CongestionControlResolver.for_project(paths),
+                            probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
     if name in CONTROLLERS:
         window = spec.param("window")
         if name == "fixed-window" and window is None:
@@ -81,7 +89,8 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
         return GrumpScheme(name, paths, window=window)
     if name in SPROUT_MODELS:
         confidence = spec.param("confidence")
-        return SproutScheme(name, paths) if confidence is None else SproutScheme(
-            name, paths, confidence=float(confidence))
+        return SproutScheme(name, paths, both_directions=both_directions(spec)) \
+            if confidence is None else SproutScheme(name, paths, confidence=float(confidence),
+                                                    both_directions=both_directions(spec))
     raise UnknownScheme(f"unknown scheme {name!r}; known: "
                         + ", ".join(i.name for i in known_schemes()))

@@ -20,7 +20,7 @@ PeerApp::PeerApp(const PeerConfig& config) : config_(config) {
     const uint64_t start = monotonic_us();
     forecaster_ = std::make_unique<Forecaster>();
     precompute_seconds_ = static_cast<double>(monotonic_us() - start) / 1e6;
-    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.confidence);
+    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.quantile);
   }
   receiver_ = std::make_unique<TickReceiver>(std::move(estimator));
   if (config_.connect_host) {
@@ -253,7 +253,7 @@ JsonObject PeerApp::stats() const {
   JsonObject json;
   json.add("role", config_.connect_host ? "client" : "listener")
       .add("model", receiver_->estimator().name())
-      .add("confidence", config_.confidence)
+      .add("quantile", config_.quantile)
       .add("port", static_cast<int>(config_.port))
       .add("attached", attached_)
       .add("duration_s", seconds)

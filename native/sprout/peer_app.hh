@@ -28,7 +28,7 @@ struct PeerConfig {
   std::optional<std::string> connect_host;  // set: the client end; else listen for the client
   uint16_t port = 0;                        // the client's destination, or the port to listen on
   bool ewma = false;
-  double confidence = kDefaultConfidence;
+  double quantile = kDefaultQuantile;  // the forecast's lower quantile (the paper's confidence: 1 - this)
   double duration_s = 0;  // 0: until a signal
 };
 

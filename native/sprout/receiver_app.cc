@@ -34,7 +34,7 @@ std::unique_ptr<TickReceiver> ReceiverApp::fresh_receiver() const {
   if (config_.ewma) {
     estimator = std::make_unique<EwmaEstimator>();
   } else {
-    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.confidence);
+    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.quantile);
   }
   return std::make_unique<TickReceiver>(std::move(estimator));
 }
@@ -162,7 +162,7 @@ void ReceiverApp::advance_and_maybe_send(uint64_t now_ms) {
 JsonObject ReceiverApp::stats() const {
   JsonObject json;
   json.add("model", receiver_->estimator().name())
-      .add("confidence", config_.confidence)
+      .add("quantile", config_.quantile)
       .add("port", static_cast<int>(config_.port))
       .add("datagrams_received", datagrams_)
       .add("heartbeats_received", heartbeats_)

@@ -20,7 +20,7 @@ struct ReceiverConfig {
   std::string bind_host = "0.0.0.0";
   uint16_t port = 0;
   bool ewma = false;
-  double confidence = kDefaultConfidence;
+  double quantile = kDefaultQuantile;  // the forecast's lower quantile (the paper's confidence: 1 - this)
 };
 
 class ReceiverApp {

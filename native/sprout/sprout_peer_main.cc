@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
       .integer("--port", "P", "the UDP port to connect to, or to listen on", &port, 1, 65535,
                Need::Required)
       .flag("--ewma", "Sprout-EWMA forecasts instead of Sprout's model", &config.ewma)
-      .number("--confidence", "Q", "the forecast's lower quantile, in (0, 1); default 0.05",
-              &config.confidence, 0.0, 1.0)
+      .number("--quantile", "Q",
+              "the forecast's lower quantile, in (0, 1); default 0.05 (the paper's 95% confidence)",
+              &config.quantile, 0.0, 1.0)
       .number("--duration-s", "S", "stop after S seconds (default: until SIGINT/SIGTERM)",
               &config.duration_s, 0.0, std::numeric_limits<double>::max())
       .text("--stats", "FILE", "write stats JSON here at the end", &stats_path);
@@ -36,8 +37,8 @@ int main(int argc, char** argv) {
       std::cout << parser.usage();
       return 0;
     }
-    if (config.confidence >= 1.0) {
-      throw UsageError("--confidence must be below 1");
+    if (config.quantile >= 1.0) {
+      throw UsageError("--quantile must be below 1");
     }
   } catch (const UsageError& e) {
     std::cerr << "sprout-peer: " << e.what() << "\n" << parser.usage();

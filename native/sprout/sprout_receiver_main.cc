@@ -20,16 +20,17 @@ int main(int argc, char** argv) {
   parser.integer("--port", "P", "UDP port to listen on", &port, 1, 65535, Need::Required)
       .text("--bind", "ADDR", "local IPv4 address (default 0.0.0.0)", &config.bind_host)
       .flag("--ewma", "Sprout-EWMA forecasts instead of Sprout's model", &config.ewma)
-      .number("--confidence", "Q", "the forecast's lower quantile, in (0, 1); default 0.05",
-              &config.confidence, 0.0, 1.0)
+      .number("--quantile", "Q",
+              "the forecast's lower quantile, in (0, 1); default 0.05 (the paper's 95% confidence)",
+              &config.quantile, 0.0, 1.0)
       .text("--stats", "FILE", "write stats JSON here on SIGINT/SIGTERM", &stats_path);
   try {
     if (!parser.parse(argc, argv)) {
       std::cout << parser.usage();
       return 0;
     }
-    if (config.confidence >= 1.0) {
-      throw UsageError("--confidence must be below 1");
+    if (config.quantile >= 1.0) {
+      throw UsageError("--quantile must be below 1");
     }
   } catch (const UsageError& e) {
     std::cerr << "sprout-receiver: " << e.what() << "\n" << parser.usage();
