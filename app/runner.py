@@ -78,8 +78,20 @@ class MatrixRunner:
         """The runs still to do: all with --force, else those not finished (and, with
         --redo-late, those that finished with the emulator late)."""
         store = ExperimentStore(self.paths.results_dir / experiment.name)
+        if not self.force:  # a run another experiment already did (same id) is not redone
+            for spec in specs:
+                if not store.is_done(spec):
+                    self._adopt_from_others(experiment.name, store, spec)
         return [s for s in specs if self.force or not store.is_done(s)
                 or (self.redo_late and store.was_late(s))]
+
+    def _adopt_from_others(self, name: str, store: ExperimentStore, spec: RunSpec) -> None:
+        root = self.paths.results_dir
+        for other in sorted(p for p in root.iterdir() if p.is_dir() and p.name != name) \
+                if root.is_dir() else []:
+            if ExperimentStore(other).is_done(spec):
+                store.adopt(ExperimentStore(other).run_dir(spec))
+                return
 
     def run(self, experiment: Experiment, specs: list[RunSpec]) -> MatrixResult:
         return self.run_plan([(experiment, specs)])[experiment.name]
@@ -105,6 +117,9 @@ class MatrixRunner:
                   flush=True)
             weights.update(mine)
             queue += list(mine)
+        # A run two experiments ask for (same id: the id leaves the experiment out) runs once;
+        # the others get a copy of it when it finishes.
+        queue, followers = split_shared_runs(queue)
         if len(plan) > 1:
             print(f"plan: in all, {len(queue)} runs through one pool of {self.jobs} side by "
                   f"side; expected {format_duration(sum(weights.values()) / self.jobs)}",
@@ -134,6 +149,8 @@ class MatrixRunner:
                         results[name].failed.append((spec, reason))
                     label = spec.label() if len(results) == 1 else f"{name}: {spec.label()}"
                     progress.advance(weights[item], label, ok, reason)
+                    for follower, _ in followers.pop(spec.dirname(), []):
+                        self._share(name, follower, spec, ok, late, reason, results)
         except KeyboardInterrupt:
             for result in results.values():
                 result.interrupted = True
@@ -145,6 +162,18 @@ class MatrixRunner:
             pool.shutdown(wait=True, cancel_futures=True)
             progress.close()
         return results
+
+    def _share(self, leader: str, follower: str, spec: RunSpec, ok: bool, late: bool,
+               reason: str, results: dict[str, MatrixResult]) -> None:
+        """The follower experiment's copy of a run its leader just did."""
+        if ok:
+            ExperimentStore(self.paths.results_dir / follower).adopt(
+                ExperimentStore(self.paths.results_dir / leader).run_dir(spec))
+            results[follower].succeeded.append(spec)
+            if late:
+                results[follower].late.append(spec)
+        else:
+            results[follower].failed.append((spec, f"{reason} (run for {leader})"))
 
     def _run_child(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]:
         """(finished, the reason it did not, finished with the emulator late)."""
@@ -185,6 +214,21 @@ class MatrixRunner:
             for proc in self._children:
                 if proc.poll() is None:
                     proc.kill()
+
+
+def split_shared_runs(queue: list[tuple[str, RunSpec]]
+                      ) -> tuple[list[tuple[str, RunSpec]], dict[str, list[tuple[str, RunSpec]]]]:
+    """(the runs to do, each once; {run folder: the later experiments that asked for it})."""
+    first: dict[str, str] = {}
+    todo, followers = [], {}
+    for name, spec in queue:
+        key = spec.dirname()
+        if key in first and first[key] != name:
+            followers.setdefault(key, []).append((name, spec))
+        else:
+            first.setdefault(key, name)
+            todo.append((name, spec))
+    return todo, followers
 
 
 def print_summary(result: MatrixResult, title: str = "done", out=sys.stdout) -> None:

@@ -56,6 +56,19 @@ class ExperimentStore:
         except (OSError, ValueError):
             return False
 
+    def adopt(self, run_dir: Path) -> Path:
+        """A copy of another experiment's finished run (the same spec: the run id leaves the
+        experiment out), so each experiment's store holds every run of its figure."""
+        dest = self.runs_dir / run_dir.name
+        if not (dest / DONE).is_file():
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.runs_dir / f".adopt-{run_dir.name}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(run_dir, tmp)
+            shutil.rmtree(dest, ignore_errors=True)
+            tmp.replace(dest)
+        return dest
+
     def new_temp_dir(self, spec: RunSpec) -> Path:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.runs_dir / f".tmp-{spec.dirname()}-{os.getpid()}"

@@ -37,8 +37,8 @@ QUEUE = "infinite"
 # Full runs: the paper's scorer skips each run's first minute.
 WARMUP_S = 60.0
 # Quick runs: one stretch per trace pair, a shorter warm-up then the scored part.
-QUICK_WARMUP_S = 20.0
-QUICK_SCORED_S = 40.0
+QUICK_WARMUP_S = 10.0
+QUICK_SCORED_S = 30.0
 QUICK_DURATION_S = QUICK_WARMUP_S + QUICK_SCORED_S
 # Schemes whose queue is not the experiment's (the link's queue in both directions).
 SCHEME_QUEUES = {"cubic-codel": "codel"}

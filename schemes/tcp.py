@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 IPERF_PORT = 5201
 REVERSE_DIR = "reverse"  # the reverse flow's tcp_probe recording, in this subfolder
 SS_SAMPLE_AFTER_S = 2.0
+SS_RESAMPLE_S = 1.0   # again every second until the data connections show up...
+SS_SAMPLE_FOR_S = 30.0  # ...for at most this long
 # What iperf3 -J reports when it is stopped by a signal; its "end" section is still complete.
 IPERF_INTERRUPTED = "interrupt - the client has terminated"
 
@@ -112,22 +114,39 @@ class TcpScheme(Scheme):
         return ["--cport", str(self.recorder.client_port)]
 
     def _sample_socket(self, ends: Endpoints) -> None:
+        """`ss -tin` of the data connection(s), sampled until they show up: on a slow or dead
+        stretch of a trace (with both directions loaded, iperf3's set-up waits behind data)
+        they may not exist yet SS_SAMPLE_AFTER_S in."""
         time.sleep(SS_SAMPLE_AFTER_S)
-        proc = ends.sender.popen(["ss", "-tin", "dst", ends.receiver_ip], stdout=-1, stderr=-1)
-        out, _ = proc.communicate(timeout=10)
-        self.ss_sample = out.decode(errors="replace")
+        deadline = time.monotonic() + SS_SAMPLE_FOR_S
+        while True:
+            self.ss_sample = _ss(ends.sender, ["ss", "-tin", "dst", ends.receiver_ip])
+            if self.both:  # the reverse flow's sender is the server, on the receiving host
+                self.ss_reverse_sample = _ss(ends.receiver, ["ss", "-tin"])
+            assert self.client is not None
+            if self._sampled_data_connections() or time.monotonic() > deadline \
+                    or not self.client.running():
+                break
+            time.sleep(SS_RESAMPLE_S)
         (ends.out_dir / "ss-sample.txt").write_text(self.ss_sample)
-        if self.both:  # the reverse flow's sender is the server, on the receiving host
-            proc = ends.receiver.popen(["ss", "-tin"], stdout=-1, stderr=-1)
-            out, _ = proc.communicate(timeout=10)
-            self.ss_reverse_sample = out.decode(errors="replace")
+        if self.both:
             (ends.out_dir / "ss-sample-reverse.txt").write_text(self.ss_reverse_sample)
+
+    def _sampled_data_connections(self) -> bool:
+        """Whether the samples hold the data connection(s) (always, when their ports are not
+        known: the busiest connection is read then)."""
+        if self.recorder is None:
+            return True
+        port = self.recorder.client_port
+        forward = _cc_from_ss(self.ss_sample, port) is not None
+        return forward and (not self.both or _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
+                                                         peer_port=port + 1) is not None)
 
     def wait_sender(self, timeout_s: float) -> None:
         assert self.client is not None
         code = self.client.wait(timeout_s)
         if self._sampler is not None:
-            self._sampler.join(timeout=15)
+            self._sampler.join(timeout=SS_SAMPLE_FOR_S)
         if code != 0:
             raise RuntimeError(f"iperf3 client exited with status {code}: {self._client_error()}")
 
@@ -227,6 +246,12 @@ class TcpScheme(Scheme):
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.name, "family": "tcp", "cc": self.cc, "cc_impl": self.impl}
+
+
+def _ss(host: Any, args: list[str]) -> str:
+    proc = host.popen(args, stdout=-1, stderr=-1)
+    out, _ = proc.communicate(timeout=10)
+    return out.decode(errors="replace")
 
 
 def _listening(host: Any, port: int) -> bool:

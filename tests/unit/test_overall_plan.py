@@ -32,7 +32,8 @@ def test_each_experiment_then_the_total(tmp_path, capsys) -> None:
     trace = write_trace(tmp_path / "traces", "t.trace", [1])
     paths = ProjectPaths(results_override=tmp_path / "results")
     traces = trace_set(tmp_path / "traces")
-    a, b = _Sweep("a", trace, 4), _Sweep("b", trace, 3)
+    other = write_trace(tmp_path / "traces", "u.trace", [1])  # runs of their own, not a's
+    a, b = _Sweep("a", trace, 4), _Sweep("b", other, 3)
     add_done(ExperimentStore(paths.results_dir / "a"), a.specs[0])
     runner = MatrixRunner(paths, traces, jobs=3, out=sys.stdout)
     ran = []

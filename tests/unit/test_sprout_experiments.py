@@ -73,8 +73,8 @@ def test_directions(fig7: SproutFig7) -> None:
 
 def test_quick_is_one_stretch_per_network_and_trials_repeat(fig7: SproutFig7) -> None:
     quick = fig7.matrix(quick=True)
-    assert len(quick) == 36 and all(s.duration_s == 60.0 for s in quick)
-    assert all(s.option("warmup_s") == 20.0 for s in quick)
+    assert len(quick) == 36 and all(s.duration_s == 40.0 for s in quick)
+    assert all(s.option("warmup_s") == 10.0 for s in quick)
     # The same stretch for every scheme of a network.
     for base in {s.data_trace for s in quick}:
         assert len({s.option("offset_s") for s in quick if s.data_trace == base}) == 1
@@ -90,7 +90,7 @@ def test_quick_plan_of_both_sprout_experiments(fig7: SproutFig7, tmp_path: Path)
     runs = {s.dirname(): s for s in [*fig7.matrix(quick=True), *risk.matrix(quick=True)]}
     assert len(runs) == 36 + 4  # Sprout 95%, Sprout-EWMA and Cubic are fig7's runs
     waves = -(-len(runs) // 10)
-    assert waves * (60.0 + PER_RUN_OVERHEAD_S) < 6 * 60
+    assert waves * (40.0 + PER_RUN_OVERHEAD_S) < 6 * 60
 
 
 def test_verizon_lte_substitute(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_risk_matrix(tmp_path: Path) -> None:
         [None, 0.75, 0.5, 0.25, 0.05]
     assert [s.scheme for s in specs if s.scheme != "sprout"] == ["sprout-ewma", "cubic"]
     assert all(s.data_trace == "TMobile-UMTS-driving.down" and s.ack_trace ==
-               "TMobile-UMTS-driving.up" and s.duration_s == 60.0 and
+               "TMobile-UMTS-driving.up" and s.duration_s == 40.0 and
                s.option("directions") == "both" for s in specs)
     assert all(s.once for s in exp.matrix(quick=False))
     assert len(exp.matrix(quick=False, trials=2)) == 14
