@@ -161,7 +161,6 @@ bool PeerApp::send_datagram(size_t carried_bytes, uint16_t time_to_next_ms,
   const uint64_t carried = d.carried_bytes();
   d.seq = next_seq_;
   d.time_to_next_ms = time_to_next_ms;
-  d.send_time_us = monotonic_us();
   d.throwaway_window = throwaway_.add(d.seq, now_ms);
   const std::string wire = d.encode();
   try {
@@ -235,7 +234,8 @@ void PeerApp::handle(const PeerDatagram& d, uint64_t now_us) {
     return;
   }
   // One forecast per tick of the other end: an older or repeated tick is a reordered duplicate.
-  if (last_forecast_tick_received_ && d.forecast->tick_start_ms <= *last_forecast_tick_received_) {
+  if (last_forecast_tick_received_ &&
+      !PeerDatagram::tick_after(d.forecast->tick_start_ms, *last_forecast_tick_received_)) {
     ++stale_forecasts_;
     return;
   }
@@ -243,7 +243,10 @@ void PeerApp::handle(const PeerDatagram& d, uint64_t now_us) {
   if (forecasts_received_++ == 0) {
     first_forecast_after_ms_ = static_cast<int64_t>(now_ms - start_ms_);
   }
-  window_.on_forecast(*d.forecast, now_ms, next_seq_);
+  Forecast forecast = *d.forecast;
+  forecast.received_or_lost = PeerDatagram::restore_received_or_lost(
+      static_cast<uint32_t>(forecast.received_or_lost), next_seq_);
+  window_.on_forecast(forecast, now_ms, next_seq_);
 }
 
 JsonObject PeerApp::stats() const {
