@@ -17,6 +17,7 @@ are never points.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -309,7 +310,7 @@ class SproutFig7(TradeoffExperiment):
         for panel in panels:
             fig, ax = new_figure(6.4, 5.0)
             self._draw(ax, panel, points[panel.key], cov, refs, legend=True)
-            fig.suptitle(self._setup_line(cov), fontsize=7)
+            fig.suptitle(textwrap.fill(self._setup_line(cov), 110), fontsize=7)
             files += save(fig, out_dir, f"panel-{panel.key}")
         cols = len(self.directions)
         fig, grid = new_grid(-(-len(panels) // cols), cols, panel_height=5.0)
@@ -317,7 +318,8 @@ class SproutFig7(TradeoffExperiment):
             self._draw(ax, panel, points[panel.key], cov, refs, legend=False)
         for ax in grid[len(panels):]:
             fig.delaxes(ax)
-        heading = [self.title, self._setup_line(cov), self.absent_note(cov)]
+        heading = [self.title, textwrap.fill(self._setup_line(cov), 150),
+                   textwrap.fill(self.absent_note(cov), 150)]
         fig.suptitle("\n".join(line for line in heading if line), fontsize=10)
         shared_legend(fig, grid, columns=len(self.schemes))
         fig.tight_layout(rect=(0, 0.03, 1, 0.97))

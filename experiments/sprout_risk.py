@@ -11,6 +11,7 @@ parameter: the default), so the two experiments share it.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -124,8 +125,9 @@ class SproutRisk(TradeoffExperiment):
         notes = [] if problem else missing_notes(cov.cells, self._group)
         trials = f"; mean ± sd of {cov.trials} trials" if cov.trials > 1 else ""
         fig, ax = new_figure(6.8, 5.4)
+        setup = textwrap.fill(f"{self.setup_text(cov.quick)}{trials}", 100)
         draw_panel(ax, series, f"{self.title}\nT-Mobile 3G (UMTS) uplink: data over {UP}\n"
-                   f"{self.setup_text(cov.quick)}{trials}", notes, problem or "no finished runs",
+                   f"{setup}", notes, problem or "no finished runs",
                    published=self.published(),
                    remarks=["hollow faint markers labelled \"paper\": the paper's points",
                             "confidence 95% (the default) = the forecast's 5th percentile"])

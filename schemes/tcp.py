@@ -133,14 +133,17 @@ class TcpScheme(Scheme):
             (ends.out_dir / "ss-sample-reverse.txt").write_text(self.ss_reverse_sample)
 
     def _sampled_data_connections(self) -> bool:
-        """Whether the samples hold the data connection(s) (always, when their ports are not
-        known: the busiest connection is read then)."""
-        if self.recorder is None:
+        """Whether the samples show the data connection(s) with the requested control (always
+        true when their ports are not known: the busiest connection is read then). A
+        connection still opening may show the namespace's default: iperf3 sets the control
+        on its data socket around the connect, and on a stretch where the SYN waits for the
+        link it is sampled again."""
+        if self.recorder is None or self.resolution is None:
             return True
-        port = self.recorder.client_port
-        forward = _cc_from_ss(self.ss_sample, port) is not None
+        port, expected = self.recorder.client_port, self.resolution.kernel_name
+        forward = _cc_from_ss(self.ss_sample, port) == expected
         return forward and (not self.both or _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
-                                                         peer_port=port + 1) is not None)
+                                                         peer_port=port + 1) == expected)
 
     def wait_sender(self, timeout_s: float) -> None:
         assert self.client is not None

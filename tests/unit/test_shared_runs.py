@@ -27,3 +27,12 @@ def test_a_store_adopts_a_finished_run(tmp_path: Path) -> None:
     assert not y.is_done(_spec("y"))
     y.adopt(x.run_dir(spec))
     assert y.is_done(_spec("y")) and (y.run_dir(spec) / "metrics.json").is_file()
+
+
+def test_an_adopted_run_is_a_point_of_the_adopting_experiment(tmp_path: Path) -> None:
+    from analysis.coverage import coverage
+    x, y = ExperimentStore(tmp_path / "x"), ExperimentStore(tmp_path / "y")
+    add_done(x, _spec("x"), throughput_mbps=1.0)
+    y.adopt(x.run_dir(_spec("x")))
+    cov = coverage(y, lambda quick, trials: [_spec("y")])
+    assert [c.done for c in cov.cells] == [True]
