@@ -7,19 +7,24 @@
     log), over the span where the queue was busy; the receiver's count checks
     the log. Lateness percentiles come from the emulator.
 (b) Fixed-rate ceiling: UDP at 110% of the configured rate through fixed-rate
-    links of rising rate; the highest rate whose steady departure rate (from
-    the log, start and end cut) is >= 99% of the configured rate is reported,
-    next to the lateness at each rate.
+    links of rising rate. A rate holds when its steady departure rate (from
+    the log, start and end cut) is >= 99% of the configured rate. The climb
+    goes up the ladder and on past its top (+25% a step) until a rate fails
+    twice in a row (a second attempt, so one noisy moment does not end it);
+    the failing rate and the highest that held below it are reported, next to
+    the lateness at each rate.
 The last line printed is one JSON object with every figure.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -38,6 +43,10 @@ SATURATING_WINDOW = 3000  # datagrams; the path's BDP is < 100
 SETTLE_S = 1.0  # ignore the first second: the queue is still filling
 SUSTAINED_FRACTION = 0.99  # "< 1% of opportunities lost to lateness"
 RATES_MBPS = (100, 250, 500, 750, 1000, 1500, 2000)
+CLIMB_FACTOR = 1.25  # past the ladder's top, each step is 25% above the last ...
+CLIMB_ROUNDING_MBPS = 250  # ... rounded up to a multiple of this
+MAX_RATE_MBPS = 1e6  # the highest rate netrepro-link accepts
+ATTEMPTS_PER_RATE = 2  # a rate fails only when every attempt fails
 RATE_SECONDS = 5.0
 STEADY_MARGIN_MS = 500  # the sender's start and end are not the emulator's doing
 OPPORTUNITY_BYTES = 1504
@@ -132,6 +141,55 @@ def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> d
             "lateness_us": a2b["lateness_us"]}
 
 
+def next_rate(rate: float) -> float | None:
+    """The rate after `rate`: the ladder's next step, then +25% rounded up to 250 Mbit/s;
+    None past the emulator's limit."""
+    for step in RATES_MBPS:
+        if step > rate:
+            return step
+    up = math.ceil(rate * CLIMB_FACTOR / CLIMB_ROUNDING_MBPS) * CLIMB_ROUNDING_MBPS
+    return up if up <= MAX_RATE_MBPS else None
+
+
+@dataclass
+class Climb:
+    """The rates measured, in order (every attempt), the highest rate that held before
+    the first failure, and that failing rate (None if the climb ran out of rates)."""
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    highest_held_mbps: float = 0
+    first_failed_mbps: float | None = None
+
+
+def climb(measure: Callable[[float], dict[str, Any]], holds: Callable[[dict[str, Any]], bool],
+          first: float = RATES_MBPS[0], attempts_per_rate: int = ATTEMPTS_PER_RATE,
+          report: Callable[[dict[str, Any], int], None] | None = None) -> Climb:
+    """Measures rising rates until one fails on every attempt."""
+    result = Climb()
+    rate: float | None = first
+    while rate is not None:
+        held = False
+        for attempt in range(1, attempts_per_rate + 1):
+            r = measure(rate)
+            r["attempt"] = attempt
+            r["held"] = holds(r)
+            result.attempts.append(r)
+            if report is not None:
+                report(r, attempt)
+            if r["held"]:
+                held = True
+                break
+        if not held:
+            result.first_failed_mbps = rate
+            return result
+        result.highest_held_mbps = rate
+        rate = next_rate(rate)
+    return result
+
+
+def _holds(r: dict[str, Any]) -> bool:
+    return bool(r["delivered_vs_rate"] >= SUSTAINED_FRACTION)
+
+
 def _received_sum(server_json: dict[str, Any]) -> dict[str, Any]:
     """What the iperf3 server received over UDP. iperf3 3.16+ puts it in
     `end.sum_received` (its `end.sum` then reads 0 bytes); older ones in `end.sum`."""
@@ -149,6 +207,16 @@ def _steady_rate_mbps(log: Any) -> float:
     return float(log.departure_size[inside].sum()) * 8 / ((end - start) / 1000) / 1e6
 
 
+def _report_rate(r: dict[str, Any], attempt: int) -> None:
+    got = r["receiver_udp_payload_mbps"]
+    got_text = "not reported by iperf3" if got is None else f"{got:.1f} Mbit/s"
+    again = f" (attempt {attempt})" if attempt > 1 else ""
+    verdict = "held" if r["held"] else "failed"
+    print(f"  {r['rate_mbps']:5g} Mbit/s{again}: delivered {r['delivered_mbps']:.1f} Mbit/s "
+          f"({r['delivered_vs_rate']:.3f} of the rate; receiver got {got_text} of UDP "
+          f"payload), lateness p99 {r['lateness_us']['p99']} us: {verdict}", flush=True)
+
+
 def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
     seconds = args.seconds or 60.0
     out = paths.results_dir / "bench" / f"link-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -159,19 +227,21 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
           f"{c['lateness_us']['p50']} us, p99 {c['lateness_us']['p99']} us, "
           f"max {c['lateness_us']['max']} us", flush=True)
     print(f"bench link: (b) fixed-rate ceiling, {RATE_SECONDS:g} s per rate", flush=True)
-    rates = []
-    for rate in RATES_MBPS:
-        r = fixed_rate(paths, out / f"rate-{rate}", rate, RATE_SECONDS)
-        rates.append(r)
-        got = r["receiver_udp_payload_mbps"]
-        got_text = "not reported by iperf3" if got is None else f"{got:.1f} Mbit/s"
-        print(f"  {rate:5d} Mbit/s: delivered {r['delivered_mbps']:.1f} Mbit/s "
-              f"({r['delivered_vs_rate']:.3f} of the rate; receiver got {got_text} of UDP "
-              f"payload), lateness p99 {r['lateness_us']['p99']} us", flush=True)
-    sustained = [r["rate_mbps"] for r in rates
-                 if r["delivered_vs_rate"] >= SUSTAINED_FRACTION]
-    result["fixed_rate"] = rates
-    result["max_sustained_mbps"] = max(sustained) if sustained else 0
+    tries: dict[float, int] = {}
+
+    def measure(rate: float) -> dict[str, Any]:
+        tries[rate] = tries.get(rate, 0) + 1
+        return fixed_rate(paths, out / f"rate-{rate:g}-{tries[rate]}", rate, RATE_SECONDS)
+
+    ceiling = climb(measure, _holds, report=_report_rate)
+    result["fixed_rate"] = ceiling.attempts
+    result["max_sustained_mbps"] = ceiling.highest_held_mbps
+    result["first_failing_mbps"] = ceiling.first_failed_mbps
+    if ceiling.first_failed_mbps is None:
+        print(f"  no rate up to {MAX_RATE_MBPS:g} Mbit/s failed", flush=True)
+    else:
+        print(f"  ceiling: {ceiling.highest_held_mbps:g} Mbit/s held, "
+              f"{ceiling.first_failed_mbps:g} Mbit/s failed {ATTEMPTS_PER_RATE} times", flush=True)
     result["conformance_ok"] = (c["delivered_vs_trace"] or 0) >= 0.995
     print(json.dumps(result, sort_keys=True))
     return 0

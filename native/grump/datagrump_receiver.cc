@@ -1,12 +1,12 @@
 #include "datagrump_receiver.hh"
 
-#include <poll.h>
 #include <sys/socket.h>
 
-#include <array>
+#include <optional>
 
 #include "clock.hh"
 #include "contest_message.hh"
+#include "poll_loop.hh"
 #include "system_error.hh"
 
 namespace netrepro::grump {
@@ -16,7 +16,11 @@ DatagrumpReceiver::DatagrumpReceiver(const Address& local, std::ostream* debug) 
 }
 
 void DatagrumpReceiver::receive_one() {
-  const ReceivedDatagram received = socket_.recv();
+  const std::optional<ReceivedDatagram> waiting = socket_.try_recv();
+  if (!waiting) {
+    return;  // nothing after all (a spurious wake-up)
+  }
+  const ReceivedDatagram& received = *waiting;
   // Milliseconds on CLOCK_REALTIME: datagrump counts from each program's start,
   // we count from the Unix epoch so that recv - send is a one-way delay on the
   // one clock all Mininet hosts share.
@@ -50,27 +54,20 @@ void DatagrumpReceiver::receive_one() {
 }
 
 int DatagrumpReceiver::run(SignalFd& stop) {
-  std::array<pollfd, 2> fds{};
-  fds[0].fd = socket_.fd();
-  fds[0].events = POLLIN;
-  fds[1].fd = stop.fd();
-  fds[1].events = POLLIN;
-  while (true) {
-    for (auto& p : fds) {
-      p.revents = 0;
+  PollLoop loop("receiver socket and signalfd");
+  int signal_number = 0;
+  loop.add(stop.fd(), POLLIN, [&](short) {
+    const std::optional<int> signal = stop.read_signal();
+    if (!signal) {
+      return PollLoop::Next::Continue;
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw SystemError("poll(receiver socket, signalfd)", errno);
-    }
-    if (fds[1].revents != 0) {
-      return stop.read_signal();
-    }
-    if (fds[0].revents & POLLIN) {
+    signal_number = *signal;
+    return PollLoop::Next::Stop;
+  });
+  loop.add(socket_.fd(), POLLIN, [this](short revents) {
+    if (revents & POLLIN) {
       receive_one();
-    } else if (fds[0].revents & POLLERR) {
+    } else if (revents & POLLERR) {
       // A pending socket error (unconnected UDP sockets rarely get one): reading
       // SO_ERROR clears it so poll does not spin.
       int error = 0;
@@ -78,7 +75,11 @@ int DatagrumpReceiver::run(SignalFd& stop) {
       check_syscall("getsockopt(SO_ERROR)",
                     ::getsockopt(socket_.fd(), SOL_SOCKET, SO_ERROR, &error, &length));
     }
+    return PollLoop::Next::Continue;
+  });
+  while (!loop.wait_ms(-1).stopped) {
   }
+  return signal_number;
 }
 
 }  // namespace netrepro::grump

@@ -1,13 +1,11 @@
 #include "datagrump_sender.hh"
 
-#include <poll.h>
-
 #include <algorithm>
-#include <array>
 #include <optional>
 
 #include "clock.hh"
 #include "contest_message.hh"
+#include "poll_loop.hh"
 #include "system_error.hh"
 
 namespace netrepro::grump {
@@ -66,9 +64,9 @@ void DatagrumpSender::send_datagram(bool after_timeout) {
 }
 
 void DatagrumpSender::receive_ack() {
-  ReceivedDatagram received;
+  std::optional<ReceivedDatagram> waiting;
   try {
-    received = socket_.recv();
+    waiting = socket_.try_recv();
   } catch (const SystemError& e) {
     if (!is_icmp_error(e)) {
       throw;
@@ -76,6 +74,10 @@ void DatagrumpSender::receive_ack() {
     ++counters_.icmp_errors;
     return;
   }
+  if (!waiting) {
+    return;  // nothing after all (a spurious wake-up)
+  }
+  const ReceivedDatagram& received = *waiting;
   // Kernel receive time in ms on CLOCK_REALTIME, as datagrump's recd.timestamp.
   const uint64_t arrival =
       received.kernel_timestamp_us != 0 ? received.kernel_timestamp_us / 1000 : epoch_ms();
@@ -110,11 +112,21 @@ void DatagrumpSender::receive_ack() {
 
 void DatagrumpSender::run(uint64_t duration_ms, SignalFd& stop) {
   const uint64_t deadline = monotonic_ms() + duration_ms;
-  std::array<pollfd, 2> fds{};
-  fds[0].fd = socket_.fd();
-  fds[0].events = POLLIN;
-  fds[1].fd = stop.fd();
-  fds[1].events = POLLIN;
+  PollLoop loop("sender socket and signalfd");
+  // The signal first: once asked to stop, no more ACKs are read.
+  loop.add(stop.fd(), POLLIN, [&](short) {
+    if (!stop.read_signal()) {
+      return PollLoop::Next::Continue;
+    }
+    counters_.stopped_by_signal = true;
+    return PollLoop::Next::Stop;
+  });
+  loop.add(socket_.fd(), POLLIN, [this](short revents) {
+    if (revents & (POLLIN | POLLERR)) {
+      receive_ack();
+    }
+    return PollLoop::Next::Continue;
+  });
 
   while (true) {
     // Close the window; the window is asked again after every send.
@@ -128,30 +140,13 @@ void DatagrumpSender::run(uint64_t duration_ms, SignalFd& stop) {
     const unsigned int timeout = controller_.timeout_ms();
     const uint64_t remaining = deadline - now;
     const bool cut_by_deadline = remaining < timeout;
-    const int wait = static_cast<int>(std::min<uint64_t>(timeout, remaining));
-    for (auto& p : fds) {
-      p.revents = 0;
-    }
-    const int ready = ::poll(fds.data(), fds.size(), wait);
-    if (ready < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw SystemError("poll(sender socket, signalfd)", errno);
-    }
-    if (fds[1].revents != 0) {
-      stop.read_signal();
-      counters_.stopped_by_signal = true;
+    const PollLoop::Outcome outcome =
+        loop.wait_ms(static_cast<int>(std::min<uint64_t>(timeout, remaining)));
+    if (outcome.stopped) {
       return;
     }
-    if (ready == 0) {
-      if (!cut_by_deadline) {
-        send_datagram(true);  // get things moving again
-      }
-      continue;
-    }
-    if (fds[0].revents & (POLLIN | POLLERR)) {
-      receive_ack();
+    if (outcome.ready == 0 && !cut_by_deadline) {
+      send_datagram(true);  // get things moving again
     }
   }
 }

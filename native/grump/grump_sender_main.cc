@@ -1,7 +1,6 @@
 // grump-sender --host H --port P --controller NAME [--window N] [--duration-s S]
 //              [--stats FILE] [--log FILE] [--debug]
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -13,7 +12,8 @@
 #include "clock.hh"
 #include "controller_registry.hh"
 #include "datagrump_sender.hh"
-#include "json_object.hh"
+#include "arg_parser.hh"
+#include "json_writer.hh"
 #include "rtt_summary.hh"
 #include "signal_fd.hh"
 
@@ -22,7 +22,7 @@ using namespace netrepro::grump;
 
 namespace {
 
-constexpr int kUsageError = 2;
+constexpr int kUsageError = 2;  // also for an unknown controller or a refused --window
 constexpr int kNoAcks = 3;
 
 struct Options {
@@ -36,90 +36,31 @@ struct Options {
   bool debug = false;
 };
 
-void usage(std::ostream& out, const ControllerRegistry& registry) {
-  out << "usage: grump-sender --host H --port P --controller NAME [--window N]\n"
-         "                    [--duration-s S] [--stats FILE] [--log FILE] [--debug]\n"
-         "  Sends contest datagrams to H:P under a congestion controller for S seconds\n"
-         "  (or until SIGINT/SIGTERM), then writes stats JSON to FILE (if given).\n"
-         "  --log FILE writes one line per ACK: ack_arrival_ms seq rtt_ms window.\n"
-         "  controllers: "
-      << registry.names_joined()
-      << "\n  exit status: 0 ok, 1 runtime error, 2 bad arguments, 3 no ACK arrived.\n";
-}
-
-unsigned long parse_unsigned(const std::string& flag, const std::string& text,
-                             unsigned long max) {
-  size_t used = 0;
-  unsigned long value = 0;
-  try {
-    value = std::stoul(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || text[0] == '-' || used != text.size() || value > max) {
-    throw std::invalid_argument(flag + " '" + text + "' is not an integer in 0.." +
-                                std::to_string(max));
-  }
-  return value;
-}
-
-double parse_duration(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(value) || value <= 0) {
-    throw std::invalid_argument("--duration-s '" + text + "' is not a positive number of seconds");
-  }
-  return value;
-}
-
-Options parse(int argc, char* argv[], const ControllerRegistry& registry) {
-  Options o;
-  bool have_port = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        throw std::invalid_argument(arg + " needs a value");
-      }
-      return argv[++i];
-    };
-    if (arg == "--host") {
-      o.host = value();
-    } else if (arg == "--port") {
-      o.port = static_cast<uint16_t>(parse_unsigned(arg, value(), 65535));
-      have_port = o.port != 0;
-      if (!have_port) {
-        throw std::invalid_argument("--port 0 is not a destination port");
-      }
-    } else if (arg == "--controller") {
-      o.controller = value();
-    } else if (arg == "--window") {
-      o.controller_options.window = static_cast<unsigned int>(
-          parse_unsigned(arg, value(), std::numeric_limits<unsigned int>::max()));
-    } else if (arg == "--duration-s") {
-      o.duration_s = parse_duration(value());
-    } else if (arg == "--stats") {
-      o.stats_path = value();
-    } else if (arg == "--log") {
-      o.log_path = value();
-    } else if (arg == "--debug") {
-      o.debug = true;
-    } else if (arg == "-h" || arg == "--help") {
-      usage(std::cout, registry);
-      std::exit(0);
-    } else {
-      throw std::invalid_argument("unknown argument '" + arg + "'");
-    }
-  }
-  if (o.host.empty() || !have_port || o.controller.empty()) {
-    throw std::invalid_argument("--host, --port and --controller are required");
-  }
-  return o;
+// The sender's flags, stored into `o`.
+ArgParser parser_for(Options& o, const ControllerRegistry& registry) {
+  ArgParser parser("grump-sender", "",
+                   "  Sends contest datagrams to H:P under a congestion controller for S seconds\n"
+                   "  (or until SIGINT/SIGTERM), then writes stats JSON to FILE (if given).\n"
+                   "  --log FILE writes one line per ACK: ack_arrival_ms seq rtt_ms window.\n"
+                   "  controllers: " + registry.names_joined() +
+                   "\n  exit status: 0 ok, 1 runtime error, 2 bad arguments, 3 no ACK arrived.\n");
+  parser.text("--host", "H", "the receiver's IPv4 address", &o.host, Need::Required)
+      .custom("--port", "P", "the receiver's port", Need::Required,
+              [&o](const std::string& v) {
+                o.port = static_cast<uint16_t>(ArgParser::to_integer("--port", v, 1, 65535));
+              })
+      .text("--controller", "NAME", "the congestion controller", &o.controller, Need::Required)
+      .custom("--window", "N", "the window, for controllers that take one", Need::Optional,
+              [&o](const std::string& v) {
+                o.controller_options.window = static_cast<unsigned int>(ArgParser::to_integer(
+                    "--window", v, 0, std::numeric_limits<unsigned int>::max()));
+              })
+      .number("--duration-s", "S", "seconds to send (default: until a signal)", &o.duration_s,
+              0, 1e9)
+      .text("--stats", "FILE", "stats JSON written at the end", &o.stats_path)
+      .text("--log", "FILE", "one line per ACK", &o.log_path)
+      .flag("--debug", "datagrump-style trace lines on stderr", &o.debug);
+  return parser;
 }
 
 JsonObject to_json(const std::map<std::string, double>& values) {
@@ -137,13 +78,16 @@ int main(int argc, char* argv[]) {
   Options options;
   std::unique_ptr<Controller> controller;
   Address peer;
+  ArgParser parser = parser_for(options, registry);
   try {
-    options = parse(argc, argv, registry);
+    if (!parser.parse(argc, argv)) {
+      std::cout << parser.usage();
+      return 0;
+    }
     peer = Address::from(options.host, options.port);
     controller = registry.create(options.controller, options.controller_options);
   } catch (const std::exception& e) {  // bad arguments, unknown controller, bad --window
-    std::cerr << "grump-sender: " << e.what() << '\n';
-    usage(std::cerr, registry);
+    std::cerr << "grump-sender: " << e.what() << '\n' << parser.usage();
     return kUsageError;
   }
   try {

@@ -17,7 +17,6 @@
 #include "delay_trigger_controller.hh"
 #include "fixed_window_controller.hh"
 #include "johnnybameesh_controller.hh"
-#include "json_object.hh"
 #include "rtt_summary.hh"
 #include "sheen_controller.hh"
 
@@ -140,17 +139,6 @@ TEST(RttSummary, LinearInterpolationBetweenRanks) {
   const RttSummary one = RttSummary::of({7});
   EXPECT_DOUBLE_EQ(*one.p95_ms, 7);
   EXPECT_FALSE(RttSummary::of({}).median_ms.has_value());
-}
-
-TEST(JsonObject, QuotesAndNests) {
-  const std::string s = JsonObject()
-                            .add("a", "x\"y")
-                            .add("n", uint64_t{3})
-                            .add("b", false)
-                            .add("none", std::optional<double>())
-                            .add("o", JsonObject().add("d", 0.5))
-                            .str();
-  EXPECT_EQ(s, R"({"a": "x\"y", "n": 3, "b": false, "none": null, "o": {"d": 0.5}})");
 }
 
 // --------------------------------------------------------------- controllers

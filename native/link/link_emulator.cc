@@ -1,7 +1,6 @@
 #include "link_emulator.hh"
 
 #include <arpa/inet.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -10,11 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <sstream>
 #include <utility>
 
 #include "buffered_writer.hh"
 #include "clock.hh"
+#include "json_writer.hh"
+#include "poll_loop.hh"
 #include "scheduling.hh"
 #include "system_error.hh"
 
@@ -42,15 +42,6 @@ uint64_t realtime_us() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(c) >= 0x20) out.push_back(c);
-  }
-  return out + "\"";
-}
-
 std::string format_rate(double mbps) {
   char text[64];
   std::snprintf(text, sizeof(text), "%g", mbps);
@@ -76,35 +67,39 @@ uint32_t ipv4_size(const char* frame, uint32_t length) {
   return mahimahi_size(length);
 }
 
-void append_direction_json(std::ostringstream& j, const std::string& name,
-                           const TraceQueue& q, const DelayLine& delay,
-                           const LatencyHistogram& h, uint64_t socket_drops, uint64_t non_ip,
-                           uint64_t sent, uint64_t send_errors, uint64_t truncated) {
+JsonObject direction_json(const TraceQueue& q, const DelayLine& delay, const LatencyHistogram& h,
+                          uint64_t socket_drops, uint64_t non_ip, uint64_t sent,
+                          uint64_t send_errors, uint64_t truncated) {
   const TraceQueueCounters& c = q.counters();
   const std::vector<uint64_t> p = h.percentiles({0.5, 0.99, 0.999});
-  j << "  \"" << name << "\": {\n"
-    << "    \"arrivals\": " << c.arrivals << ",\n"
-    << "    \"arrival_bytes\": " << c.arrival_bytes << ",\n"
-    << "    \"drops\": " << c.drops << ",\n"
-    << "    \"drop_bytes\": " << c.drop_bytes << ",\n"
-    << "    \"arrivals_after_service\": " << c.after_service << ",\n"
-    << "    \"arrival_bytes_after_service\": " << c.after_service_bytes << ",\n"
-    << "    \"departures\": " << c.departures << ",\n"
-    << "    \"departure_bytes\": " << c.departure_bytes << ",\n"
-    << "    \"opportunities\": " << c.opportunities << ",\n"
-    << "    \"opportunity_bytes\": " << c.opportunity_bytes << ",\n"
-    << "    \"queue_bytes_at_end\": " << q.queued_bytes() << ",\n"
-    << "    \"queue_packets_at_end\": " << q.queued_packets() << ",\n"
-    << "    \"delay_line_packets_at_end\": " << delay.size() << ",\n"
-    << "    \"sent\": " << sent << ",\n"
-    << "    \"send_errors\": " << send_errors << ",\n"
-    << "    \"socket_drops\": " << socket_drops << ",\n"
-    << "    \"truncated_frames\": " << truncated << ",\n"
-    << "    \"non_ip_forwarded\": " << non_ip << ",\n"
-    << "    \"lateness_us\": {\"p50\": " << p[0] << ", \"p99\": " << p[1]
-    << ", \"p999\": " << p[2] << ", \"max\": " << h.max()
-    << ", \"count\": " << h.count() << "}\n"
-    << "  }";
+  JsonObject j;
+  j.add("arrivals", c.arrivals)
+      .add("arrival_bytes", c.arrival_bytes)
+      .add("drops", c.drops)
+      .add("drop_bytes", c.drop_bytes)
+      .add("dequeue_drops", c.dequeue_drops)
+      .add("dequeue_drop_bytes", c.dequeue_drop_bytes)
+      .add("arrivals_after_service", c.after_service)
+      .add("arrival_bytes_after_service", c.after_service_bytes)
+      .add("departures", c.departures)
+      .add("departure_bytes", c.departure_bytes)
+      .add("opportunities", c.opportunities)
+      .add("opportunity_bytes", c.opportunity_bytes)
+      .add("queue_bytes_at_end", q.queued_bytes())
+      .add("queue_packets_at_end", q.queued_packets())
+      .add("delay_line_packets_at_end", static_cast<uint64_t>(delay.size()))
+      .add("sent", sent)
+      .add("send_errors", send_errors)
+      .add("socket_drops", socket_drops)
+      .add("truncated_frames", truncated)
+      .add("non_ip_forwarded", non_ip)
+      .add("lateness_us", JsonObject()
+                              .add("p50", p[0])
+                              .add("p99", p[1])
+                              .add("p999", p[2])
+                              .add("max", h.max())
+                              .add("count", h.count()));
+  return j;
 }
 
 }  // namespace
@@ -113,8 +108,7 @@ LinkEmulator::LinkEmulator(const Options& options, DirectionPlan a2b, DirectionP
     : options_(options),
       init_ms_(monotonic_ms()),
       socket_a_(options.iface_a),
-      socket_b_(options.iface_b),
-      stats_(options.stats) {
+      socket_b_(options.iface_b) {
   a2b_.plan = std::move(a2b);
   b2a_.plan = std::move(b2a);
   a2b_.in = &socket_a_;
@@ -220,37 +214,34 @@ void LinkEmulator::send_due(Direction& d) {
   d.ready.clear();
 }
 
-std::string LinkEmulator::stats_json(bool final_write) {
-  std::ostringstream j;
-  j << "{\n  \"program\": \"netrepro-link\",\n"
-    << "  \"iface_a\": " << json_string(options_.iface_a) << ",\n"
-    << "  \"iface_b\": " << json_string(options_.iface_b) << ",\n"
-    << "  \"init_ms\": " << init_ms_ << ",\n"
-    << "  \"start_ms\": " << base_ms_ << ",\n"
-    << "  \"end_ms\": " << (final_write ? std::to_string(end_ms_) : "null") << ",\n"
-    << "  \"updated_ms\": " << monotonic_ms() << ",\n"
-    << "  \"complete\": " << (final_write ? "true" : "false") << ",\n"
-    << "  \"scheduling\": " << json_string(scheduling_) << ",\n";
+void LinkEmulator::write_stats(bool final_write) {
+  JsonObject j;
+  j.add("program", "netrepro-link")
+      .add("iface_a", options_.iface_a)
+      .add("iface_b", options_.iface_b)
+      .add("init_ms", init_ms_)
+      .add("start_ms", base_ms_)
+      .add("end_ms", final_write ? std::optional<uint64_t>(end_ms_) : std::nullopt)
+      .add("updated_ms", monotonic_ms())
+      .add("complete", final_write)
+      .add("scheduling", scheduling_);
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
-    j << "  \"cpu_user_s\": " << usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 << ",\n"
-      << "  \"cpu_system_s\": " << usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6 << ",\n"
-      << "  \"voluntary_context_switches\": " << usage.ru_nvcsw << ",\n"
-      << "  \"involuntary_context_switches\": " << usage.ru_nivcsw << ",\n";
+    j.add("cpu_user_s", usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6)
+        .add("cpu_system_s", usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6)
+        .add("voluntary_context_switches", static_cast<int64_t>(usage.ru_nvcsw))
+        .add("involuntary_context_switches", static_cast<int64_t>(usage.ru_nivcsw));
   }
-  bool first = true;
   for (Direction* d : {&a2b_, &b2a_}) {
-    if (!first) j << ",\n";
-    first = false;
-    append_direction_json(j, d->plan.name, d->link->queue(), d->link->delay(),
-                          d->lateness->histogram(), d->in->kernel_drops(), d->non_ip_forwarded,
-                          d->sent, d->out->send_errors(), d->in->truncated());
+    j.add(d->plan.name,
+          direction_json(d->link->queue(), d->link->delay(), d->lateness->histogram(),
+                         d->in->kernel_drops(), d->non_ip_forwarded, d->sent,
+                         d->out->send_errors(), d->in->truncated()));
   }
-  j << "\n}\n";
-  return j.str();
+  j.write_file(options_.stats);
 }
 
-void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
+void LinkEmulator::run(SignalFd& stop) {
   // Ask for precise wake-ups: the default 50 us timer slack would add to every lateness.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (options_.realtime) {
@@ -264,17 +255,32 @@ void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
   base_ms_ = monotonic_ms();
   start(a2b_, base_ms_);
   start(b2a_, base_ms_);
-  stats_.replace(stats_json(false));  // fails now, not a second later, if the path is bad
+  write_stats(false);  // fails now, not a second later, if the path is bad
   if (!options_.ready_file.empty()) {
     BufferedWriter ready(options_.ready_file, 64);
     ready.append("ready base_ms=" + std::to_string(base_ms_) + "\n");
     ready.flush();
   }
   uint64_t next_stats_us = monotonic_us() + kStatsIntervalUs;
-  pollfd fds[2] = {{socket_a_.fd(), POLLIN, 0}, {socket_b_.fd(), POLLIN, 0}};
+  // Read before serving: frames already waiting arrived earlier (kernel timestamps) and must
+  // be queued before the opportunities since then are served.
+  PollLoop loop(options_.iface_a + ", " + options_.iface_b + " and the signalfd");
+  loop.add(socket_a_.fd(), POLLIN, [this](short) {
+    receive(a2b_);
+    return PollLoop::Next::Continue;
+  });
+  loop.add(socket_b_.fd(), POLLIN, [this](short) {
+    receive(b2a_);
+    return PollLoop::Next::Continue;
+  });
+  bool stopping = false;
+  loop.add(stop.fd(), POLLIN, [&](short) {
+    stopping = stop.triggered();
+    return PollLoop::Next::Continue;
+  });
 
   uint64_t last_wake_us = 0;
-  while (*stop == 0) {
+  while (!stopping) {
     uint64_t now = monotonic_us();
     if (now < last_wake_us + kMinWakeIntervalUs) {
       // Rate-limit wake-ups: under a packet flood, waking for every frame or every 12-us
@@ -285,25 +291,16 @@ void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
     }
     const uint64_t next =
         std::min({a2b_.link->next_event_us(), b2a_.link->next_event_us(), next_stats_us});
-    const uint64_t wait_ns = next > now ? (next - now) * 1000 : 0;
-    timespec timeout{static_cast<time_t>(wait_ns / 1000000000ULL),
-                     static_cast<long>(wait_ns % 1000000000ULL)};
-    const int n = ::ppoll(fds, 2, &timeout, wait_mask);
-    if (n < 0 && errno != EINTR) {
-      throw SystemError("ppoll on " + options_.iface_a + " and " + options_.iface_b, errno);
-    }
+    loop.poll_us(next > now ? next - now : 0);
     last_wake_us = monotonic_us();
-    // Read before serving: frames already waiting arrived earlier (kernel timestamps) and
-    // must be queued before the opportunities since then are served.
-    if (n > 0 && fds[0].revents != 0) receive(a2b_);
-    if (n > 0 && fds[1].revents != 0) receive(b2a_);
+    loop.dispatch();
     now = monotonic_us();
     for (Direction* d : {&a2b_, &b2a_}) {
       d->link->advance(now, d->ready);
       send_due(*d);
     }
     if (now >= next_stats_us) {
-      stats_.replace(stats_json(false));
+      write_stats(false);
       next_stats_us = now + kStatsIntervalUs;
     }
   }
@@ -317,7 +314,7 @@ void LinkEmulator::run(volatile sig_atomic_t* stop, const sigset_t* wait_mask) {
     d->log->flush();
     d->lateness->flush();
   }
-  stats_.replace(stats_json(true));
+  write_stats(true);
 }
 
 }  // namespace netrepro

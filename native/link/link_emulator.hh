@@ -2,8 +2,6 @@
 // loop that sleeps to the next scheduled event, reads frames in batches and sends what is due.
 #pragma once
 
-#include <signal.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,7 +13,7 @@
 #include "options.hh"
 #include "packet_socket.hh"
 #include "queue_spec.hh"
-#include "stats_file.hh"
+#include "signal_fd.hh"
 #include "trace.hh"
 
 namespace netrepro {
@@ -33,9 +31,8 @@ class LinkEmulator {
  public:
   // Opens logs, lateness files and both sockets; throws SystemError naming what failed.
   LinkEmulator(const Options& options, DirectionPlan a2b, DirectionPlan b2a);
-  // Runs until *stop becomes nonzero (set by a signal handler; signals must be blocked
-  // outside the wait, `wait_mask` is the mask used during it). Flushes everything at the end.
-  void run(volatile sig_atomic_t* stop, const sigset_t* wait_mask);
+  // Runs until a signal arrives on `stop`. Flushes everything at the end.
+  void run(SignalFd& stop);
 
  private:
   struct Direction {
@@ -55,7 +52,7 @@ class LinkEmulator {
   void start(Direction& d, uint64_t base_ms);
   void receive(Direction& d);
   void send_due(Direction& d);
-  std::string stats_json(bool final_write);
+  void write_stats(bool final_write);
 
   Options options_;
   uint64_t init_ms_;
@@ -65,7 +62,6 @@ class LinkEmulator {
   PacketSocket socket_b_;
   Direction a2b_;
   Direction b2a_;
-  StatsFile stats_;
   bool warned_large_frame_ = false;
   std::string scheduling_ = "SCHED_OTHER (realtime not requested)";
 };

@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <deque>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "buffered_writer.hh"
+#include "codel.hh"
 #include "delay_line.hh"
 #include "latency_histogram.hh"
 #include "link_direction.hh"
@@ -549,6 +553,226 @@ TEST(Trace, UnreadableFileNamesThePath) {
   }
 }
 
+// --- CoDel, on a fake clock -------------------------------------------------------------------
+
+namespace {
+
+constexpr uint64_t kTarget = 5 * kMs;
+constexpr uint64_t kInterval = 100 * kMs;
+
+// A queue of full-size packets that all arrived at `arrival_us` (so the sojourn time is just
+// the clock), tagged with their position.
+std::deque<Packet> standing_queue(size_t n, uint64_t arrival_us, uint64_t& bytes) {
+  std::deque<Packet> q;
+  for (size_t i = 0; i < n; ++i) {
+    Packet p = packet_of(1504, std::to_string(i));
+    p.arrival_us = arrival_us;
+    q.push_back(p);
+    bytes += p.size;
+  }
+  return q;
+}
+
+struct CodelRun {
+  std::vector<uint64_t> drop_times_us;
+  std::vector<std::string> dropped_tags;
+  std::vector<std::string> delivered_tags;
+};
+
+// Dequeues one packet every `step_us` from `from_us` up to (not including) `to_us`.
+CodelRun dequeue_every(Codel& codel, std::deque<Packet>& q, uint64_t& bytes, uint64_t from_us,
+                       uint64_t to_us, uint64_t step_us) {
+  CodelRun run;
+  for (uint64_t now = from_us; now < to_us; now += step_us) {
+    std::vector<Packet> dropped;
+    const std::optional<Packet> p = codel.dequeue(now, q, bytes, dropped);
+    for (const Packet& d : dropped) {
+      run.drop_times_us.push_back(now);
+      run.dropped_tags.push_back(d.frame);
+    }
+    if (p) run.delivered_tags.push_back(p->frame);
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST(Codel, NoDropWhileTheSojournStaysBelowTarget) {
+  Codel codel({kTarget, kInterval});
+  std::deque<Packet> q;
+  uint64_t bytes = 0;
+  // One packet in, one out every ms, each having waited 4.9 ms: a standing queue below target.
+  for (uint64_t i = 0; i < 5; ++i) {
+    Packet p = packet_of(1504);
+    p.arrival_us = i * kMs;
+    q.push_back(p);
+    bytes += 1504;
+  }
+  for (uint64_t i = 5; i < 2000; ++i) {
+    Packet p = packet_of(1504);
+    p.arrival_us = i * kMs;
+    q.push_back(p);
+    bytes += 1504;
+    std::vector<Packet> dropped;
+    const uint64_t now = (i - 5) * kMs + 4900;
+    ASSERT_TRUE(codel.dequeue(now, q, bytes, dropped).has_value());
+    ASSERT_TRUE(dropped.empty()) << "at " << now;
+  }
+  EXPECT_FALSE(codel.dropping());
+  EXPECT_EQ(codel.count(), 0u);
+}
+
+TEST(Codel, FirstDropOneIntervalAfterTheSojournWentAboveTarget) {
+  Codel codel({kTarget, kInterval});
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(10000, 0, bytes);
+  // First dequeue at 10 ms: above target from here on, so the first drop comes at 110 ms.
+  CodelRun run = dequeue_every(codel, q, bytes, 10 * kMs, 110 * kMs, 100);
+  EXPECT_TRUE(run.drop_times_us.empty());
+  EXPECT_FALSE(codel.dropping());
+  run = dequeue_every(codel, q, bytes, 110 * kMs, 110 * kMs + 1, 100);
+  ASSERT_EQ(run.drop_times_us, (std::vector<uint64_t>{110 * kMs}));
+  // The head is dropped and the packet behind it is sent in its place.
+  EXPECT_EQ(run.dropped_tags, (std::vector<std::string>{"1000"}));
+  EXPECT_EQ(run.delivered_tags, (std::vector<std::string>{"1001"}));
+  EXPECT_TRUE(codel.dropping());
+  EXPECT_EQ(codel.count(), 1u);
+  EXPECT_EQ(codel.drop_next_us(), 210 * kMs);
+}
+
+TEST(Codel, DropsComeIntervalOverSqrtCountApart) {
+  Codel codel({kTarget, kInterval});
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(20000, 0, bytes);
+  const CodelRun run = dequeue_every(codel, q, bytes, 10 * kMs, 700 * kMs, 100);
+  // Each next drop time is the previous one plus interval / sqrt(count), counted from the
+  // scheduled time (not from when the dequeue happened): 110, 210, 280.710, 338.445, 388.445...
+  std::vector<uint64_t> expected = {110 * kMs};
+  uint64_t next = 110 * kMs + kInterval;
+  for (uint32_t count = 2; next < 700 * kMs; ++count) {
+    expected.push_back((next + 99) / 100 * 100);  // the first 100-us dequeue at or after it
+    next += static_cast<uint64_t>(kInterval / std::sqrt(static_cast<double>(count)));
+  }
+  EXPECT_EQ(run.drop_times_us, expected);
+  EXPECT_EQ(expected[2], 280800u);  // 210 ms + 70.710 ms, rounded up to the dequeue grid
+  EXPECT_EQ(codel.count(), expected.size());
+}
+
+TEST(Codel, LeavesTheDroppingStateWhenTheSojournFallsBelowTarget) {
+  Codel codel({kTarget, kInterval});
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(5000, 0, bytes);
+  dequeue_every(codel, q, bytes, 10 * kMs, 250 * kMs, 100);
+  ASSERT_TRUE(codel.dropping());
+  const uint32_t count = codel.count();
+  // The standing queue is gone: what is left has waited 1 ms.
+  bytes = 0;
+  q = standing_queue(100, 249 * kMs, bytes);
+  const CodelRun run = dequeue_every(codel, q, bytes, 250 * kMs, 350 * kMs, kMs);
+  EXPECT_TRUE(run.drop_times_us.empty());
+  EXPECT_FALSE(codel.dropping());
+  EXPECT_EQ(codel.count(), count);  // kept for the next dropping state
+}
+
+TEST(Codel, NeverDropsWhenAtMostOnePacketWouldRemain) {
+  Codel codel({kTarget, kInterval});
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(2, 0, bytes);
+  std::vector<Packet> dropped;
+  ASSERT_TRUE(codel.dequeue(10 * kMs, q, bytes, dropped));
+  ASSERT_TRUE(codel.dequeue(500 * kMs, q, bytes, dropped));
+  EXPECT_FALSE(codel.dequeue(600 * kMs, q, bytes, dropped));
+  EXPECT_TRUE(dropped.empty());
+  EXPECT_EQ(bytes, 0u);
+}
+
+namespace {
+// Drives a CoDel to `count` drops in one dropping state, then out of it at `leave_us`.
+Codel codel_that_dropped(uint32_t count, uint64_t& leave_us) {
+  Codel codel({kTarget, kInterval});
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(20000, 0, bytes);
+  uint64_t now = 10 * kMs;
+  while (codel.count() < count) {
+    std::vector<Packet> dropped;
+    codel.dequeue(now, q, bytes, dropped);
+    now += 100;
+  }
+  // A short queue below target ends the dropping state.
+  bytes = 0;
+  q = standing_queue(3, now - kMs, bytes);
+  std::vector<Packet> dropped;
+  codel.dequeue(now, q, bytes, dropped);
+  EXPECT_FALSE(codel.dropping());
+  leave_us = now;
+  return codel;
+}
+
+// Re-enters the dropping state with a standing queue from `from_us` on; returns the time of
+// the first drop.
+uint64_t reenter(Codel& codel, uint64_t from_us) {
+  uint64_t bytes = 0;
+  std::deque<Packet> q = standing_queue(20000, from_us - 10 * kMs, bytes);
+  for (uint64_t now = from_us;; now += 100) {
+    std::vector<Packet> dropped;
+    codel.dequeue(now, q, bytes, dropped);
+    if (!dropped.empty()) return now;
+  }
+}
+}  // namespace
+
+TEST(Codel, ReenteringSoonReusesTheDropsOfTheLastDroppingState) {
+  uint64_t left = 0;
+  Codel codel = codel_that_dropped(5, left);  // entered with count 1: 4 more drops since
+  const uint64_t drop_next = codel.drop_next_us();
+  const uint64_t first = reenter(codel, left + kMs);
+  ASSERT_LT(first - drop_next, 16 * kInterval);
+  EXPECT_EQ(codel.count(), 4u);  // delta = count - lastcount = 5 - 1
+  EXPECT_EQ(codel.drop_next_us(), first + kInterval / 2);  // interval / sqrt(4)
+}
+
+TEST(Codel, ReenteringLateStartsCountingAgain) {
+  uint64_t left = 0;
+  Codel codel = codel_that_dropped(5, left);
+  const uint64_t first = reenter(codel, codel.drop_next_us() + 16 * kInterval);
+  ASSERT_GE(first - codel.drop_next_us(), 0u);
+  EXPECT_EQ(codel.count(), 1u);
+  EXPECT_EQ(codel.drop_next_us(), first + kInterval);
+}
+
+TEST(Codel, ReenteringAfterASingleDropStartsAtOne) {
+  uint64_t left = 0;
+  Codel codel = codel_that_dropped(1, left);  // delta = 0: nothing to reuse
+  const uint64_t first = reenter(codel, left + kMs);
+  EXPECT_EQ(codel.count(), 1u);
+  EXPECT_EQ(codel.drop_next_us(), first + kInterval);
+}
+
+TEST(TraceQueue, CodelDropsAtDequeueAreLoggedAndCounted) {
+  // One opportunity per ms; a burst of 300 full-size packets at 0. Packet k leaves at k+1 ms
+  // having waited k+1 ms; at 5 ms (packet 4) the sojourn reaches target, so the first drop is
+  // at 105 ms (packet 104, packet 105 goes instead), the next at 205 ms.
+  RecordingEvents events;
+  TraceQueue q = trace_queue({1}, &events, false, "codel");
+  std::vector<Departure> out;
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(q.enqueue(packet_of(1504, std::to_string(i)), 0, out));
+  q.advance(1000 * kMs, out);
+  const std::vector<Event> drops = events.of_kind('d');
+  ASSERT_GE(drops.size(), 2u);
+  EXPECT_EQ(drops[0], (Event{'d', 105, 1, 1504}));
+  EXPECT_EQ(drops[1], (Event{'d', 205, 1, 1504}));
+  ASSERT_GE(out.size(), 105u);
+  EXPECT_EQ(out[103].packet.frame, "103");
+  EXPECT_EQ(out[104].packet.frame, "105");
+  EXPECT_EQ(out[104].departure_us, 105 * kMs);
+  const TraceQueueCounters& c = q.counters();
+  EXPECT_EQ(c.drops, drops.size());
+  EXPECT_EQ(c.dequeue_drops, drops.size());
+  EXPECT_EQ(c.dequeue_drop_bytes, drops.size() * 1504);
+  EXPECT_EQ(c.departures + c.drops, 300u);  // nothing lost unseen
+  EXPECT_EQ(q.queued_packets(), 0u);
+}
+
 // --- Queue specs and options -----------------------------------------------------------------
 
 TEST(QueueSpec, ParsesTheFourForms) {
@@ -561,9 +785,21 @@ TEST(QueueSpec, ParsesTheFourForms) {
   EXPECT_EQ(both.packet_limit, 5u);
   EXPECT_EQ(both.byte_limit, 9000u);
   EXPECT_EQ(both.describe(), "droptail [packets=5, bytes=9000]");
+  const QueueSpec codel = QueueSpec::parse("codel");
+  EXPECT_EQ(codel.kind, QueueSpec::Kind::Codel);
+  EXPECT_EQ(codel.codel_target_ms, 5u);
+  EXPECT_EQ(codel.codel_interval_ms, 100u);
+  EXPECT_TRUE(codel.accepts(1000000, 1000000000, 1504));  // CoDel drops at dequeue only
+  const QueueSpec tuned = QueueSpec::parse("codel:target=10,interval=200");
+  EXPECT_EQ(tuned.codel_target_ms, 10u);
+  EXPECT_EQ(tuned.codel_interval_ms, 200u);
+  EXPECT_EQ(tuned.describe(), "codel [target=10 ms, interval=200 ms]");
+  EXPECT_EQ(QueueSpec::parse("codel:interval=50").codel_target_ms, 5u);
   for (const char* bad : {"", "droptail", "droptail:", "droptail:packets=0", "droptail:packets=",
                           "droptail:packets=x", "droptail:packets=1,packets=2", "droptail:cells=3",
-                          "drophead:packets=3", "infinite:packets=3", "droptail:packets=1,"}) {
+                          "drophead:packets=3", "infinite:packets=3", "droptail:packets=1,",
+                          "codel:", "codel:target=0", "codel:target=5,target=6", "codel:packets=3",
+                          "codel:target=100,interval=100", "codel:target=1.5", "codel:target=5,"}) {
     EXPECT_THROW(QueueSpec::parse(bad), QueueSpecError) << bad;
   }
 }

@@ -1,7 +1,5 @@
 // netrepro-link: a trace-driven link emulator bridging two interfaces (see link_emulator.hh).
 // Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error, 2 on a bad command line or trace.
-#include <signal.h>
-
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,16 +8,13 @@
 #include "link_emulator.hh"
 #include "options.hh"
 #include "queue_spec.hh"
+#include "signal_fd.hh"
 #include "system_error.hh"
 #include "trace.hh"
 
 using namespace netrepro;
 
 namespace {
-
-volatile sig_atomic_t stop_requested = 0;
-
-void on_signal(int) { stop_requested = 1; }
 
 DirectionPlan plan_direction(const std::string& name, const DirectionOptions& d) {
   DirectionPlan plan;
@@ -42,7 +37,12 @@ int main(int argc, char** argv) {
   Options options;
   DirectionPlan a2b, b2a;
   try {
-    options = Options::parse(std::vector<std::string>(argv, argv + argc));
+    bool help = false;
+    options = Options::parse(std::vector<std::string>(argv, argv + argc), &help);
+    if (help) {
+      std::cout << Options::usage(program);
+      return 0;
+    }
     a2b = plan_direction("a2b", options.a2b);
     b2a = plan_direction("b2a", options.b2a);
   } catch (const UsageError& e) {
@@ -53,23 +53,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // Signals only arrive while the loop waits in ppoll, so no work is ever interrupted.
-  sigset_t blocked, wait_mask;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGTERM);
-  sigaddset(&blocked, SIGINT);
-  sigprocmask(SIG_BLOCK, &blocked, &wait_mask);
-  sigdelset(&wait_mask, SIGTERM);
-  sigdelset(&wait_mask, SIGINT);
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-
   try {
+    // SIGTERM/SIGINT become a descriptor the loop polls: no work is ever interrupted.
+    SignalFd stop;
     LinkEmulator emulator(options, std::move(a2b), std::move(b2a));
-    emulator.run(&stop_requested, &wait_mask);
+    emulator.run(stop);
   } catch (const SystemError& e) {
     std::cerr << program << ": " << e.what() << " (errno " << e.error_number() << ")\n";
     return 1;

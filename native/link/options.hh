@@ -3,17 +3,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace netrepro {
+#include "arg_parser.hh"
 
-// A bad command line; main() prints it with the usage text and exits with status 2.
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+namespace netrepro {
 
 struct DirectionOptions {
   std::optional<std::string> trace;      // --X-trace FILE
@@ -35,8 +30,9 @@ struct Options {
   std::string ready_file;
   std::string command_line;
 
-  // Throws UsageError naming the offending flag or value.
-  static Options parse(const std::vector<std::string>& args);
+  // Throws UsageError naming the offending flag or value; `help` (if given) is set when
+  // --help was asked for (the options are then incomplete).
+  static Options parse(const std::vector<std::string>& args, bool* help = nullptr);
   static std::string usage(const std::string& program);
 };
 

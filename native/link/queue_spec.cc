@@ -1,11 +1,14 @@
 #include "queue_spec.hh"
 
+#include <map>
+
 namespace netrepro {
 
 namespace {
 
 const char* const kForms =
-    "use infinite, droptail:packets=N, droptail:bytes=N or droptail:packets=N,bytes=M";
+    "use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, codel or "
+    "codel:target=MS,interval=MS";
 
 uint64_t positive_integer(const std::string& text, const std::string& key,
                           const std::string& value) {
@@ -20,20 +23,11 @@ uint64_t positive_integer(const std::string& text, const std::string& key,
   return n;
 }
 
-}  // namespace
-
-QueueSpec QueueSpec::parse(const std::string& text) {
-  QueueSpec spec;
-  if (text == "infinite") {
-    return spec;
-  }
-  const std::string prefix = "droptail:";
-  if (text.compare(0, prefix.size(), prefix) != 0 || text.size() == prefix.size()) {
-    throw QueueSpecError("bad queue '" + text + "': " + kForms);
-  }
-  spec.kind = Kind::DropTail;
-  std::string rest = text.substr(prefix.size());
-  bool seen_packets = false, seen_bytes = false;
+// "k=N,k2=M" after the kind's colon: each key one of `keys`, at most once, N a positive
+// integer.
+std::map<std::string, uint64_t> keyed_integers(const std::string& text, const std::string& rest,
+                                               std::initializer_list<const char*> keys) {
+  std::map<std::string, uint64_t> values;
   size_t start = 0;
   while (start <= rest.size()) {
     size_t comma = rest.find(',', start);
@@ -42,23 +36,63 @@ QueueSpec QueueSpec::parse(const std::string& text) {
     const size_t eq = part.find('=');
     const std::string key = part.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-    if (key == "packets" && !seen_packets) {
-      spec.packet_limit = positive_integer(text, key, value);
-      seen_packets = true;
-    } else if (key == "bytes" && !seen_bytes) {
-      spec.byte_limit = positive_integer(text, key, value);
-      seen_bytes = true;
-    } else {
-      throw QueueSpecError("bad queue '" + text + "': unknown or repeated limit '" + key + "'; " +
-                           kForms);
+    bool known = false;
+    for (const char* k : keys) known = known || key == k;
+    if (!known || values.count(key) != 0) {
+      throw QueueSpecError("bad queue '" + text + "': unknown or repeated parameter '" + key +
+                           "'; " + kForms);
     }
+    values[key] = positive_integer(text, key, value);
     start = comma + 1;
+  }
+  return values;
+}
+
+uint64_t value_or(const std::map<std::string, uint64_t>& values, const std::string& key,
+                  uint64_t fallback) {
+  const auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+}  // namespace
+
+QueueSpec QueueSpec::parse(const std::string& text) {
+  QueueSpec spec;
+  if (text == "infinite") {
+    return spec;
+  }
+  if (text == "codel") {
+    spec.kind = Kind::Codel;
+    return spec;
+  }
+  const size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  if (colon == std::string::npos || colon + 1 == text.size() ||
+      (kind != "droptail" && kind != "codel")) {
+    throw QueueSpecError("bad queue '" + text + "': " + kForms);
+  }
+  const std::string rest = text.substr(colon + 1);
+  if (kind == "droptail") {
+    const auto limits = keyed_integers(text, rest, {"packets", "bytes"});
+    spec.kind = Kind::DropTail;
+    spec.packet_limit = value_or(limits, "packets", 0);
+    spec.byte_limit = value_or(limits, "bytes", 0);
+    return spec;
+  }
+  const auto values = keyed_integers(text, rest, {"target", "interval"});
+  spec.kind = Kind::Codel;
+  spec.codel_target_ms = value_or(values, "target", spec.codel_target_ms);
+  spec.codel_interval_ms = value_or(values, "interval", spec.codel_interval_ms);
+  if (spec.codel_target_ms >= spec.codel_interval_ms) {
+    throw QueueSpecError("bad queue '" + text + "': CoDel's target (" +
+                         std::to_string(spec.codel_target_ms) + " ms) must be below its interval (" +
+                         std::to_string(spec.codel_interval_ms) + " ms)");
   }
   return spec;
 }
 
 bool QueueSpec::accepts(uint64_t packets, uint64_t bytes, uint64_t size) const {
-  if (kind == Kind::Infinite) return true;
+  if (kind != Kind::DropTail) return true;
   if (packet_limit != 0 && packets + 1 > packet_limit) return false;
   if (byte_limit != 0 && bytes + size > byte_limit) return false;
   return true;
@@ -66,6 +100,10 @@ bool QueueSpec::accepts(uint64_t packets, uint64_t bytes, uint64_t size) const {
 
 std::string QueueSpec::describe() const {
   if (kind == Kind::Infinite) return "infinite";
+  if (kind == Kind::Codel) {
+    return "codel [target=" + std::to_string(codel_target_ms) +
+           " ms, interval=" + std::to_string(codel_interval_ms) + " ms]";
+  }
   std::string out = "droptail [";
   if (packet_limit != 0) out += "packets=" + std::to_string(packet_limit);
   if (packet_limit != 0 && byte_limit != 0) out += ", ";

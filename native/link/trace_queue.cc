@@ -10,7 +10,31 @@ TraceQueue::TraceQueue(OpportunitySchedule schedule, QueueSpec spec, LinkEvents*
     : schedule_(std::move(schedule)),
       spec_(spec),
       events_(events),
-      report_every_opportunity_(report_every_opportunity) {}
+      report_every_opportunity_(report_every_opportunity) {
+  if (spec_.kind == QueueSpec::Kind::Codel) {
+    codel_.emplace(CodelParams{spec_.codel_target_ms * 1000, spec_.codel_interval_ms * 1000});
+  }
+}
+
+std::optional<Packet> TraceQueue::take_next(uint64_t when) {
+  if (!codel_) {
+    if (queue_.empty()) return std::nullopt;
+    Packet p = std::move(queue_.front());
+    queue_.pop_front();
+    queue_bytes_ -= p.size;
+    return p;
+  }
+  dropped_.clear();
+  std::optional<Packet> next = codel_->dequeue(when, queue_, queue_bytes_, dropped_);
+  for (const Packet& p : dropped_) {
+    ++counters_.drops;
+    counters_.drop_bytes += p.size;
+    ++counters_.dequeue_drops;
+    counters_.dequeue_drop_bytes += p.size;
+    if (events_ != nullptr) events_->drop(when, 1, p.size);
+  }
+  return next;
+}
 
 void TraceQueue::advance(uint64_t now_us, std::vector<Departure>& out) {
   while (schedule_.next_us() <= now_us) {
@@ -35,10 +59,9 @@ void TraceQueue::serve_one_opportunity(std::vector<Departure>& out) {
 
   while (budget > 0) {
     if (in_transit_left_ == 0) {
-      if (queue_.empty()) break;  // leftover budget is wasted, never banked
-      in_transit_ = std::move(queue_.front());
-      queue_.pop_front();
-      queue_bytes_ -= in_transit_.size;
+      std::optional<Packet> next = take_next(when);
+      if (!next) break;  // leftover budget is wasted, never banked
+      in_transit_ = std::move(*next);
       in_transit_left_ = in_transit_.size;
       if (in_transit_left_ == 0) in_transit_left_ = 1;  // defensive: a 0-byte packet still leaves
     }

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
+#include "codel.hh"
 #include "link_events.hh"
 #include "opportunity_schedule.hh"
 #include "packet.hh"
@@ -23,7 +25,8 @@ struct Departure {
 
 struct TraceQueueCounters {
   uint64_t arrivals = 0, arrival_bytes = 0;
-  uint64_t drops = 0, drop_bytes = 0;
+  uint64_t drops = 0, drop_bytes = 0;  // every drop: at enqueue (droptail) or dequeue
+  uint64_t dequeue_drops = 0, dequeue_drop_bytes = 0;  // the ones at dequeue (CoDel)
   uint64_t departures = 0, departure_bytes = 0;
   uint64_t opportunities = 0, opportunity_bytes = 0;
   // Arrivals once service is over (a `once` trace or the span ended): neither logged nor
@@ -55,6 +58,8 @@ class TraceQueue {
 
  private:
   void serve_one_opportunity(std::vector<Departure>& out);
+  // The next packet to put in transit at `when`, or nothing (the AQM may drop some first).
+  std::optional<Packet> take_next(uint64_t when);
 
   OpportunitySchedule schedule_;
   QueueSpec spec_;
@@ -65,6 +70,8 @@ class TraceQueue {
   Packet in_transit_;
   uint64_t in_transit_left_ = 0;
   TraceQueueCounters counters_;
+  std::optional<Codel> codel_;  // set for a CoDel queue
+  std::vector<Packet> dropped_;  // scratch for CoDel's drops
 };
 
 }  // namespace netrepro

@@ -13,7 +13,7 @@ void PollLoop::add(int fd, short events, Callback callback) {
   callbacks_.push_back(std::move(callback));
 }
 
-PollLoop::Outcome PollLoop::wait_us(std::optional<uint64_t> timeout_us) {
+int PollLoop::poll_us(std::optional<uint64_t> timeout_us) {
   for (pollfd& p : fds_) {
     p.revents = 0;
   }
@@ -22,22 +22,34 @@ PollLoop::Outcome PollLoop::wait_us(std::optional<uint64_t> timeout_us) {
     timeout.tv_sec = static_cast<time_t>(*timeout_us / 1000000u);
     timeout.tv_nsec = static_cast<long>((*timeout_us % 1000000u) * 1000u);
   }
-  Outcome outcome;
   const int n = ::ppoll(fds_.data(), fds_.size(), timeout_us ? &timeout : nullptr, nullptr);
   if (n < 0) {
     if (errno == EINTR) {
-      return outcome;
+      return 0;
     }
     throw SystemError("poll on " + what_, errno);
   }
-  outcome.ready = n;
-  for (size_t i = 0; i < fds_.size() && n > 0; ++i) {
-    if (fds_[i].revents != 0 && callbacks_[i](fds_[i].revents) == Next::Stop) {
+  return n;
+}
+
+PollLoop::Outcome PollLoop::dispatch() {
+  Outcome outcome;
+  for (size_t i = 0; i < fds_.size(); ++i) {
+    if (fds_[i].revents == 0) continue;
+    ++outcome.ready;
+    const short revents = fds_[i].revents;
+    fds_[i].revents = 0;  // a second dispatch() runs nothing
+    if (callbacks_[i](revents) == Next::Stop) {
       outcome.stopped = true;
       break;  // the descriptors after it wait for the next round (if any)
     }
   }
   return outcome;
+}
+
+PollLoop::Outcome PollLoop::wait_us(std::optional<uint64_t> timeout_us) {
+  poll_us(timeout_us);
+  return dispatch();
 }
 
 PollLoop::Outcome PollLoop::wait_ms(int timeout_ms) {

@@ -21,7 +21,7 @@ class PollLoop {
   using Callback = std::function<Next(short revents)>;
 
   struct Outcome {
-    int ready = 0;         // descriptors that had events (0: the timeout passed)
+    int ready = 0;         // descriptors whose callbacks ran (0: the timeout passed)
     bool stopped = false;  // a callback returned Stop
   };
 
@@ -36,6 +36,11 @@ class PollLoop {
   Outcome wait_us(std::optional<uint64_t> timeout_us);
   // The same with a timeout in milliseconds (negative: until an event).
   Outcome wait_ms(int timeout_ms);
+
+  // wait_us() in two steps, for a loop that notes the time between them: poll_us() only
+  // waits (returns how many descriptors are ready), dispatch() runs their callbacks.
+  int poll_us(std::optional<uint64_t> timeout_us);
+  Outcome dispatch();
 
  private:
   std::string what_;

@@ -10,9 +10,9 @@ from core.runspec import RunSpec, make_params
 FIXED_CAPACITY_MBPS = 12.032
 
 
-def _spec(trace, scheme: str, seconds: float, **params) -> RunSpec:
+def _spec(trace, scheme: str, seconds: float, queue: str = "infinite", **params) -> RunSpec:
     return RunSpec(experiment="itest", scheme=scheme, data_trace=str(trace),
-                   ack_trace=str(trace), delay_ms=20, duration_s=seconds,
+                   ack_trace=str(trace), delay_ms=20, duration_s=seconds, queue=queue,
                    params=make_params(**params))
 
 
@@ -57,3 +57,24 @@ def test_bursty_trace_capacity_matches_the_trace(paths, traces, store, bursty_tr
     assert m["utilization"] > 0.9
     # Bursts every 50/50 ms: a packet may wait for the next burst.
     assert m["p95_queue_delay_ms"] >= 40
+
+
+def test_codel_drops_at_dequeue_are_logged_and_counted(paths, traces, store, fixed_trace) -> None:
+    # 100 datagrams in flight against a ~41-packet bandwidth-delay product: a standing queue
+    # of ~59 ms that a fixed window never drains, so CoDel (target 5 ms) starts dropping one
+    # interval (100 ms) after it formed and keeps dropping.
+    outcome = execute(_spec(fixed_trace, "fixed-window", 6, queue="codel", window=100),
+                      store, paths, traces)
+    assert outcome.ok, outcome.reason
+    m = outcome.metrics
+    log_lines = (outcome.path / "data.log").read_text().splitlines()
+    header = [line for line in log_lines if line.startswith("# queue:")]
+    assert header == ["# queue: codel [target=5 ms, interval=100 ms]"]
+    drops = [line.split() for line in log_lines if " d " in line]
+    assert drops and all(d[2:] == ["1", "1504"] for d in drops)
+    a2b = json.loads((outcome.path / "meta.json").read_text())["link"]["a2b"]
+    assert a2b["drops"] == a2b["dequeue_drops"] == len(drops) == m["dropped_packets"]
+    first_arrival = min(int(line.split()[0]) for line in log_lines if " + " in line)
+    # The queue needs > 5 ms to form, then one interval passes before the first drop.
+    assert int(drops[0][0]) - first_arrival >= 100
+    assert m["loss"] > 0
