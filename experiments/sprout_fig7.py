@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
+from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import display_name
 from analysis.self_inflicted import OmniscientReferences
 from analysis.speedup_table import PaperValue, speedup_table, write_table_csv, \
@@ -151,12 +152,21 @@ class SproutFig7(TradeoffExperiment):
                               offset_s=self.offset_of(base, quick))
                 for trial in range(1, trials + 1) for base in bases for scheme in self.schemes]
 
-    def panel_of(self, spec: RunSpec, reverse: bool = False) -> Panel:
+    def scored_directions(self, record: Any) -> tuple[bool, ...]:
+        """The directions of a run that are panels here (a two-way run gives both)."""
         if self.one_way:
-            return next(p for p in self.panels() if p.data_trace == spec.data_trace)
+            return (False,)
+        wanted = ((False, DOWNLINK), (True, UPLINK))
+        return tuple(reverse for reverse, direction in wanted if direction in self.directions
+                     and (not reverse or REVERSE in record.metrics))
+
+    def panel_of(self, spec: RunSpec, reverse: bool = False) -> Panel | None:
+        """The panel a run's direction is drawn on (None: that direction is not drawn)."""
+        if self.one_way:
+            return next((p for p in self.panels() if p.data_trace == spec.data_trace), None)
         direction = UPLINK if reverse else DOWNLINK
-        return next(p for p in self.panels()
-                    if p.direction == direction and f"{p.base}.down" == spec.data_trace)
+        return next((p for p in self.panels()
+                     if p.direction == direction and f"{p.base}.down" == spec.data_trace), None)
 
     def cells_of(self, panel: Panel, cov: Coverage) -> list[Any]:
         """The planned runs that give this panel its points."""
@@ -188,6 +198,7 @@ class SproutFig7(TradeoffExperiment):
 
     def describe(self, spec: RunSpec, reverse: bool = False) -> dict[str, Any]:
         panel = self.panel_of(spec, reverse)
+        assert panel is not None, "scored_directions gives only drawn directions"
         return {"trace": panel.network.title, "direction": panel.direction,
                 "substitute": panel.substitute, "data_trace": panel.data_trace,
                 "ack_trace": panel.ack_trace}
