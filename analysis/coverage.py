@@ -71,14 +71,21 @@ def _distinct(reasons: Iterable[str]) -> list[str]:
 
 def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRecord],
                quick: bool, trials: int) -> Coverage:
-    """Pair each planned spec with its latest finished run, else its latest failure."""
+    """Pair each planned spec with its latest finished run, else its latest failure.
+
+    Specs are matched as run ids are computed, without the experiment that asked for them
+    (RunSpec equality leaves it out): a
+    run another experiment did (and this store adopted) is this experiment's run too.
+    """
     latest: dict[RunSpec, RunRecord] = {}
     for record in done:
-        if record.spec not in latest or finished_at(record) > finished_at(latest[record.spec]):
-            latest[record.spec] = record
+        key = record.spec
+        if key not in latest or finished_at(record) > finished_at(latest[key]):
+            latest[key] = record
     reasons = {f.spec: f.reason for f in sorted(failed, key=lambda f: f.time)}
     cells = tuple(Cell(spec, latest.get(spec),
-                       "" if spec in latest else reasons.get(spec, NOT_RUN)) for spec in plan)
+                       "" if spec in latest
+                       else reasons.get(spec, NOT_RUN)) for spec in plan)
     return Coverage(quick=quick, trials=trials, cells=cells)
 
 

@@ -122,11 +122,19 @@ def p95_signal_delay_ms(arrival_ms: np.ndarray, delay_ms: np.ndarray) -> int:
     return int(p95(signal_delay_per_ms(arrival_ms, delay_ms)[1]))
 
 
-def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0) -> LinkMetrics:
-    """All metrics of one log; `fixed_delay_ms` is the data path's fixed one-way delay."""
+def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0, from_ms: int = 0) -> LinkMetrics:
+    """All metrics of one log; `fixed_delay_ms` is the data path's fixed one-way delay.
+
+    With `from_ms` > 0 only what happens from that ms on is scored (the Sprout paper skips
+    each run's first minute): throughput and capacity count departures and opportunities
+    from then to the last event; the signal delay is sampled on the ms from then on (its
+    value at a ms still depends on the packets that arrive after it, as without a skip).
+    """
     if fixed_delay_ms < 0:
         raise MetricsError(f"fixed delay {fixed_delay_ms} ms is negative; pass the data "
                            "path's fixed one-way delay (0 or more)")
+    if from_ms > 0:
+        return _scored_from(log, fixed_delay_ms, from_ms)
     dep_bytes = int(log.departure_size.sum())
     arr_bytes = int(log.arrival_size.sum())
     if log.departure_time.size == 0:
@@ -180,6 +188,61 @@ def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0) -> LinkMetrics:
     )
 
 
+def _scored_from(log: LinkLog, fixed_delay_ms: float, from_ms: int) -> LinkMetrics:
+    """link_metrics over the ms from `from_ms` on (see there)."""
+    full = link_metrics(log, fixed_delay_ms)  # checks the log; the whole run's figures
+    assert log.last_event_ms is not None
+    start = max(int(from_ms), int(log.first_event_ms or 0))
+    if log.last_event_ms <= start:
+        raise MetricsError(f"{log.source}: the run ended ({log.last_event_ms} ms) before the "
+                           f"scoring starts ({from_ms} ms): nothing to score")
+    arrival = arrival_times_ms(log)
+    axis, values = signal_delay_per_ms(arrival, log.departure_delay)
+    scored = axis >= start
+    if not scored.any():
+        raise NoDeliveries(f"{log.source}: no packet arrived at the link after {from_ms} ms "
+                           "(the scored part of the run): there is no delay to report")
+    duration_s = (log.last_event_ms - start) / 1000.0
+
+    def mbps(n_bytes: int) -> float:
+        return 8.0 * n_bytes / duration_s / 1e6
+
+    departed = log.departure_time >= start
+    arrived = log.arrival_time >= start
+    dep_bytes = int(log.departure_size[departed].sum())
+    arr_bytes = int(log.arrival_size[arrived].sum())
+    if not departed.any():
+        raise NoDeliveries(f"{log.source}: no packet left the link after {from_ms} ms (the "
+                           "scored part of the run): there is no throughput to report")
+    capacity = mbps(int(log.opportunity_bytes[log.opportunity_time >= start].sum()))
+    throughput = mbps(dep_bytes)
+    signal = float(p95(values[scored]))
+    e2e = signal + float(fixed_delay_ms)
+    dropped = log.drop_time >= start
+    return LinkMetrics(
+        duration_s=duration_s,
+        capacity_mbps=capacity,
+        ingress_mbps=mbps(arr_bytes),
+        throughput_mbps=throughput,
+        utilization=throughput / capacity if capacity > 0 else None,
+        p95_queue_delay_ms=float(p95(log.departure_delay[departed])),
+        p95_signal_delay_ms=signal,
+        signal_delay_first_ms=int(axis[scored][0]),
+        signal_delay_last_ms=full.signal_delay_last_ms,
+        fixed_delay_ms=float(fixed_delay_ms),
+        p95_e2e_delay_ms=e2e,
+        power=throughput / (signal / 1000.0) if signal > 0 else None,
+        score=contest_score(throughput, e2e),
+        arrived_packets=int(arrived.sum()),
+        arrived_bytes=arr_bytes,
+        departed_packets=int(departed.sum()),
+        departed_bytes=dep_bytes,
+        dropped_packets=int(log.drop_count[dropped].sum()),
+        dropped_bytes=int(log.drop_bytes[dropped].sum()),
+        loss=1.0 - dep_bytes / arr_bytes if arr_bytes > 0 else None,
+    )
+
+
 def contest_score(throughput_mbps: float, p95_e2e_delay_ms: float) -> float | None:
     """ln(throughput in Mbit/s) - ln(95% end-to-end delay in ms); None if either is 0."""
     if throughput_mbps <= 0 or p95_e2e_delay_ms <= 0:
@@ -187,8 +250,9 @@ def contest_score(throughput_mbps: float, p95_e2e_delay_ms: float) -> float | No
     return math.log(throughput_mbps) - math.log(p95_e2e_delay_ms)
 
 
-def metrics_from_file(path: Path | str, fixed_delay_ms: float = 0.0) -> LinkMetrics:
-    return link_metrics(parse_log(path), fixed_delay_ms)
+def metrics_from_file(path: Path | str, fixed_delay_ms: float = 0.0,
+                      from_ms: int = 0) -> LinkMetrics:
+    return link_metrics(parse_log(path), fixed_delay_ms, from_ms)
 
 
 @dataclass(frozen=True, eq=False)

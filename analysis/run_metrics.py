@@ -1,7 +1,10 @@
 """metrics.json of one run: the data direction's link metrics, plus what the run verified
 (a PRR run's come from analysis/prr_run.py).
 
-TCP runs also get their congestion control's behaviour (analysis/cc_behaviour.py).
+The scored part of the run starts after its warm-up (meta.json's `span`, written by the
+executor; none for runs without one). A run that loads both directions at once also gets the
+other direction's metrics, from ack.log, under `reverse`. TCP runs also get their congestion
+control's behaviour (analysis/cc_behaviour.py).
 """
 from __future__ import annotations
 
@@ -12,7 +15,10 @@ from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
 from analysis.metrics import metrics_from_file
 from analysis.prr_run import load_prr_run, prr_run_metrics
+from core.run_span import both_directions
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
+
+REVERSE = "reverse"  # the key of the other direction's metrics in a two-way run
 
 
 def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
@@ -25,8 +31,13 @@ def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> d
 
 def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
     """Metrics from data.log (the data direction), with the data path's fixed delay."""
-    metrics: dict[str, Any] = metrics_from_file(run_dir / "data.log",
-                                                fixed_delay_ms=spec.delay_ms).to_dict()
+    warmup_ms = int((meta.get("span") or {}).get("warmup_ms", 0))
+    metrics: dict[str, Any] = metrics_from_file(run_dir / "data.log", fixed_delay_ms=spec.delay_ms,
+                                                from_ms=warmup_ms).to_dict()
+    metrics["scored_from_ms"] = warmup_ms
+    if both_directions(spec):
+        metrics[REVERSE] = metrics_from_file(run_dir / "ack.log", fixed_delay_ms=spec.delay_ms,
+                                             from_ms=warmup_ms).to_dict()
     link = meta.get("link") or {}
     lateness = (link.get("a2b") or {}).get("lateness_us") or {}
     data = link.get("a2b") or {}
@@ -41,7 +52,8 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
                    sender_end=meta.get("sender_end"),
                    emulator_scheduling=link.get("scheduling"))
     verification = meta.get("verification") or {}
-    for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped"):
+    for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped",
+                "cc_used_reverse"):
         if key in verification:
             metrics[key] = verification[key]
     if "cc_requested" in verification:

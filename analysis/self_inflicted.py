@@ -1,25 +1,31 @@
 """Sprout's self-inflicted delay for finished runs.
 
 Self-inflicted delay = the run's 95% end-to-end delay minus the omniscient
-protocol's on the same data trace, the same span and the same fixed delay
-(the link spec, section 4; `analysis.omniscient`). The span is one pass of the
-trace for a `--once` run, else the run's first `duration_s` seconds (the trace
-loops, as the emulator plays it). Within the span, the omniscient delay is taken
-on the run's own ms (first to last arrival of a delivered packet, where the
-run's signal delay is defined), so an outage the run's delay leaves out is left
-out of the reference too.
+protocol's on the same trace, the same span and the same fixed delay
+(the link spec, section 4; `analysis.omniscient`). The span is what the run
+played of that direction's trace (core/run_span.py): one pass of it, or a
+window from the run's offset for the run's span, the trace looping as the
+emulator plays it. Within the span, the omniscient delay is taken on the run's
+own scored ms (after the warm-up, up to the last arrival of a delivered packet,
+where the run's signal delay is defined), so an outage the run's delay leaves
+out is left out of the reference too. A run that loads both directions has a
+reference per direction: the reverse one is on the ack trace.
 """
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
+
+import numpy as np
 
 from analysis.mahimahi_log import parse_log
 from analysis.metrics import MetricsError, arrival_times_ms
 from analysis.omniscient import OmniscientResult, omniscient, self_inflicted_delay_ms
+from core.run_span import RunSpan, both_directions, run_span, window_trace
 from core.runspec import RunSpec
-from core.traces import TraceSet
+from core.traces import TraceSet, load_trace
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +59,14 @@ class OmniscientReferences:
 
     def __init__(self, traces: TraceSet) -> None:
         self.traces = traces
-        self._cache: dict[tuple[str, float, int | None, tuple[int, int] | None],
-                          OmniscientResult] = {}
+        self._cache: dict[tuple[Any, ...], OmniscientResult] = {}
+        self._times: dict[str, np.ndarray] = {}
+
+    def times(self, trace: str) -> np.ndarray:
+        """A trace's opportunity times, read once."""
+        if trace not in self._times:
+            self._times[trace] = load_trace(self.traces.resolve(trace))
+        return self._times[trace]
 
     def for_trace(self, trace: str, delay_ms: float, duration_s: float | None,
                   axis_ms: tuple[int, int] | None = None) -> OmniscientResult:
@@ -66,11 +78,43 @@ class OmniscientReferences:
             self._cache[key] = omniscient(path, delay_ms, key[2], axis_ms)
         return self._cache[key]
 
+    def span(self, spec: RunSpec) -> RunSpan:
+        """What the run played (core/run_span.py), from its traces' periods (a one-way run's
+        span does not depend on its ack trace, which is not read then)."""
+        data = int(self.times(spec.data_trace)[-1])
+        ack = int(self.times(spec.ack_trace)[-1]) \
+            if both_directions(spec) else data
+        return run_span(spec, data, ack)
+
+    def for_played(self, trace: str, delay_ms: float, span: RunSpan,
+                   axis_ms: tuple[int, int] | None = None) -> OmniscientResult:
+        """The reference for one direction's trace as a run played it: one pass when the run
+        played exactly one pass of it from its start, else the window the run played."""
+        times = self.times(trace)
+        period = int(times[-1])
+        if span.offset_ms == 0 and span.span_ms == period:
+            return self.for_trace(trace, delay_ms, None, axis_ms)
+        if span.offset_ms == 0:
+            return self.for_trace(trace, delay_ms, span.span_ms / 1000.0, axis_ms)
+        key = (f"{trace}@{span.offset_ms}", float(delay_ms), span.span_ms, axis_ms)
+        if key not in self._cache:
+            window = window_trace(times, span.offset_ms, span.span_ms)
+            result = omniscient(window, delay_ms, span.span_ms, axis_ms)
+            self._cache[key] = replace(result, trace=f"{trace} from {span.offset_ms} ms")
+        return self._cache[key]
+
     def for_run(self, spec: RunSpec, metrics: Mapping[str, Any] | None = None,
-                run_dir: Path | None = None) -> OmniscientResult:
-        """The whole span's reference, or with a run's metrics, the one on its own ms."""
+                run_dir: Path | None = None, reverse: bool = False) -> OmniscientResult:
+        """The whole span's reference, or with a run's metrics, the one on its own ms; with
+        `reverse`, the other direction's (a two-way run's `reverse` metrics)."""
         axis = None if metrics is None else signal_axis(metrics, run_dir)
-        return self.for_trace(spec.data_trace, spec.delay_ms, spec.duration_s, axis)
+        trace = spec.ack_trace if reverse else spec.data_trace
+        return self.for_played(trace, spec.delay_ms, self.span(spec), axis)
+
+    def scored_span(self, spec: RunSpec) -> tuple[int, int]:
+        """(from, to) ms of the run that are scored: after the warm-up to the span's end."""
+        span = self.span(spec)
+        return span.warmup_ms, span.span_ms
 
     def self_inflicted_ms(self, spec: RunSpec, metrics: Mapping[str, Any],
                           run_dir: Path | None = None) -> float:

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from analysis.omniscient import self_inflicted_delay_ms
+from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import scheme_label
 from analysis.self_inflicted import OmniscientReferences
 from analysis.summary import RunRecord
+from core.run_span import OFFSET_S, WARMUP_S, both_directions
 
 # The logs' resolution: a self-inflicted delay below 1 ms is drawn, and divided
 # by, as 1 ms (a log axis and a ratio both need a positive number).
@@ -19,13 +21,17 @@ DELAY_FLOOR_MS = 1.0
 Row = Mapping[str, Any]
 
 
-def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
-    """The columns every throughput/self-inflicted-delay summary shares, for one run."""
-    m = record.metrics
-    reference = refs.for_run(record.spec, m, record.path)
+def run_row(record: RunRecord, refs: OmniscientReferences, reverse: bool = False
+            ) -> dict[str, Any]:
+    """The columns every throughput/self-inflicted-delay summary shares, for one run; with
+    `reverse`, for the other direction of a run that loaded both (its `reverse` metrics)."""
+    outer = record.metrics
+    m = outer[REVERSE] if reverse else outer
+    reference = refs.for_run(record.spec, m, record.path, reverse=reverse)
+    span = record.meta.get("span") or {}
     return {
         "scheme": record.spec.scheme,
-        "label": scheme_label(record.spec.scheme, [m.get("cc_provider")]),
+        "label": scheme_label(record.spec.scheme, [outer.get("cc_provider")]),
         "trial": record.spec.trial,
         "throughput_mbps": m["throughput_mbps"],
         "p95_e2e_delay_ms": m["p95_e2e_delay_ms"],
@@ -33,14 +39,21 @@ def run_row(record: RunRecord, refs: OmniscientReferences) -> dict[str, Any]:
         "omniscient_p95_e2e_delay_ms": reference.p95_e2e_delay_ms,
         "utilization": m.get("utilization"),
         "capacity_mbps": m.get("capacity_mbps"),
-        "provider": m.get("cc_provider"),
-        "cc_used": m.get("cc_used"),
-        "lateness_p99_us": max((v for v in (m.get("lateness_p99_us"),
-                                            m.get("ack_lateness_p99_us")) if v is not None),
+        "provider": outer.get("cc_provider"),
+        "cc_used": outer.get("cc_used_reverse" if reverse else "cc_used"),
+        "lateness_p99_us": max((v for v in (outer.get("lateness_p99_us"),
+                                            outer.get("ack_lateness_p99_us")) if v is not None),
                                default=None),
-        "lateness_ok": m.get("lateness_ok"),
-        "cpu_steal_pct": m.get("cpu_steal_pct"),
+        "lateness_ok": outer.get("lateness_ok"),
+        "cpu_steal_pct": outer.get("cpu_steal_pct"),
         "run": record.path.name,
+        "loads": "both directions" if both_directions(record.spec) else "one direction",
+        "offset_s": float(record.spec.option(OFFSET_S, 0.0)),
+        "warmup_s": float(record.spec.option(WARMUP_S, 0.0)),
+        "played_s": span.get("span_ms", 0) / 1000.0 or None,
+        "scored_s": (span["span_ms"] - span.get("warmup_ms", 0)) / 1000.0
+        if "span_ms" in span else None,
+        "trace_loops": bool(span.get("ack_loops" if reverse else "data_loops")),
     }
 
 

@@ -38,6 +38,31 @@ class Series:
     connect: bool = False  # a line through the points, in order
 
 
+@dataclass(frozen=True)
+class PublishedPoint:
+    """A published result drawn faintly beside ours (e.g. the paper's point for a scheme)."""
+
+    scheme: str
+    throughput_mbps: float
+    delay_ms: float
+    label: str = "paper"
+
+
+PUBLISHED_ALPHA = 0.35
+
+
+def _draw_published(ax: Axes, points: Sequence[PublishedPoint]) -> None:
+    for p in points:
+        style = scheme_style(p.scheme)
+        x = max(p.delay_ms, DELAY_FLOOR_MS)
+        ax.plot([x], [p.throughput_mbps], linestyle="none", marker=style.marker,
+                markersize=8, markerfacecolor="none", markeredgecolor=style.colour,
+                alpha=PUBLISHED_ALPHA + 0.25, zorder=1)
+        ax.annotate(p.label, (x, p.throughput_mbps), textcoords="offset points",
+                    xytext=(-4, -9), fontsize=5.5, color=style.colour, alpha=0.8,
+                    ha="right")
+
+
 def series_per_scheme(points: Iterable[TradeoffPoint]) -> list[Series]:
     return [Series(p.label, scheme_style(p.scheme), (p,)) for p in points]
 
@@ -68,25 +93,33 @@ def _draw_series(ax: Axes, s: Series) -> None:
                     color=s.style.colour)
 
 
-def _limits(ax: Axes, series: Sequence[Series]) -> None:
+def _limits(ax: Axes, series: Sequence[Series],
+            published: Sequence[PublishedPoint] = ()) -> None:
     """Every point (and error bar) well inside the panel; throughput from 0."""
     points = [p for s in series for p in s.points]
-    if not points:
+    if not points and not published:
         ax.set_xscale("log")
         ax.set_xlim(*EMPTY_XLIM)
         return
-    low = min(max(p.plotted_delay_ms - p.delay_sd, DELAY_FLOOR_MS) for p in points)
-    high = max(p.plotted_delay_ms + p.delay_sd for p in points)
-    top = max(p.throughput_mbps + p.throughput_sd for p in points)
+    lows = [max(p.plotted_delay_ms - p.delay_sd, DELAY_FLOOR_MS) for p in points]
+    highs = [p.plotted_delay_ms + p.delay_sd for p in points]
+    tops = [p.throughput_mbps + p.throughput_sd for p in points]
+    lows += [max(p.delay_ms, DELAY_FLOOR_MS) for p in published]
+    highs += [max(p.delay_ms, DELAY_FLOOR_MS) for p in published]
+    tops += [p.throughput_mbps for p in published]
+    low, high, top = min(lows), max(highs), max(tops)
     ax.set_xscale("log")
     ax.set_xlim(high * X_MARGIN, low / X_MARGIN)  # reversed: better is to the right
     ax.set_ylim(0, top * Y_HEADROOM)
 
 
 def draw_panel(ax: Axes, series: Sequence[Series], title: str, notes: Sequence[str] = (),
-               empty_message: str = "no finished runs", legend: bool = True) -> None:
-    """One panel; `notes` (what is missing and why) go under the axis in red."""
+               empty_message: str = "no finished runs", legend: bool = True,
+               published: Sequence[PublishedPoint] = (), remarks: Sequence[str] = ()) -> None:
+    """One panel; `notes` (what is missing and why) go under the axis in red, `remarks`
+    (how it was measured) in grey; `published` points are drawn faintly, labelled."""
     drawn = [s for s in series if s.points]
+    _draw_published(ax, published)
     for s in drawn:
         _draw_series(ax, s)
     notes = list(notes)
@@ -97,13 +130,16 @@ def draw_panel(ax: Axes, series: Sequence[Series], title: str, notes: Sequence[s
     if late:
         notes.append(f"hollow: {late} run(s) with the emulator late (p99 lateness "
                      f"> {MAX_LATENESS_P99_US / 1000:g} ms); rerun with --redo-late")
-    _limits(ax, drawn)
+    _limits(ax, drawn, published)
     if not drawn:
         ax.text(0.5, 0.5, empty_message, transform=ax.transAxes, ha="center", va="center",
                 color=NOTE_COLOUR, fontsize=9, wrap=True)
     reversed_log_delay_axis(ax, DELAY_LABEL)
     ax.set_ylabel(THROUGHPUT_LABEL)
     ax.set_title(title, fontsize=9)
+    if remarks:
+        ax.text(0.01, 0.01, "\n".join(remarks), transform=ax.transAxes, ha="left",
+                va="bottom", fontsize=5.5, color="dimgray")
     if notes:
         ax.text(0.0, -0.2, "\n".join(notes), transform=ax.transAxes, ha="left", va="top",
                 fontsize=6.5, color=NOTE_COLOUR)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from app.validation import DELAY_MS, DURATION, JOBS, TRIALS, InvalidValue
 from core.paths import MissingBinary, ProjectPaths, display
-from core.runspec import RunSpec
+from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -152,7 +152,9 @@ def cmd_one(args: argparse.Namespace, paths: ProjectPaths) -> int:
     spec = RunSpec(experiment="one", scheme=args.scheme, data_trace=args.data_trace,
                    ack_trace=args.ack_trace, delay_ms=args.delay_ms, queue=args.queue,
                    duration_s=None if args.once else args.duration,
-                   params=scheme_params(args, args.scheme))
+                   params=scheme_params(args, args.scheme),
+                   options=make_params(directions="both" if args.both_directions else None,
+                                       warmup_s=args.warmup_s, offset_s=args.offset_s))
     _validate_spec(spec, traces)
     store = ExperimentStore(Path(args.out) if args.out else paths.results_dir / "one")
     outcome = execute(spec, store, paths, traces)
@@ -278,6 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
     add_scheme_flags(one)  # --window, --confidence, --cc-impl...: from the scheme tables
+    one.add_argument("--both-directions", action="store_true",
+                     help="load both directions at once (the Sprout paper's mode)")
+    one.add_argument("--warmup-s", type=float, help="seconds played but not scored")
+    one.add_argument("--offset-s", type=float, help="start this far into the traces")
     one.add_argument("--data-trace", required=True,
                      help="trace name or path (data direction), or rate:<Mbit/s> for a fixed rate")
     one.add_argument("--ack-trace", required=True,

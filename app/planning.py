@@ -5,6 +5,7 @@ checks and the unit tests can plan runs on any machine.
 """
 from __future__ import annotations
 
+from core.run_span import RunSpan, SpanError, run_span
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceError, TraceSet, trace_duration_ms
 from topologies.link_side import LinkSide
@@ -33,12 +34,27 @@ def link_side(trace: str, traces: TraceSet) -> LinkSide:
 PRR_RUN_EXPECTED_S = 25.0
 
 
+def span_of(spec: RunSpec, traces: TraceSet) -> RunSpan:
+    """What a trace-path run plays of its traces (core/run_span.py); a fixed-rate side has
+    no period of its own and never loops."""
+    def period(name: str) -> int | None:
+        if name.startswith(FIXED_RATE_PREFIX):
+            return None
+        return trace_duration_ms(traces.resolve(name))
+
+    data, ack = period(spec.data_trace), period(spec.ack_trace)
+    if spec.duration_s is None and data is None:
+        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
+    fallback = data if spec.duration_s is None else int(round(spec.duration_s * 1000))
+    assert fallback is not None
+    try:
+        return run_span(spec, data or fallback, ack or fallback)
+    except SpanError as e:
+        raise TraceError(f"{spec.label()}: {e}") from e
+
+
 def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
     """How long the run's measurement is expected to last (the runner's plan and ETA)."""
     if topology_of(spec) == OPENFLOW_SWITCH:
         return PRR_RUN_EXPECTED_S
-    if spec.duration_s is not None:
-        return float(spec.duration_s)
-    if spec.data_trace.startswith(FIXED_RATE_PREFIX):
-        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
-    return trace_duration_ms(traces.resolve(spec.data_trace)) / 1000.0
+    return span_of(spec, traces).span_ms / 1000.0

@@ -1,19 +1,23 @@
 """The Sprout paper's (NSDI'13) Figure 7 and its summary table.
 
-Throughput against self-inflicted delay of Sprout, Sprout-EWMA and Linux TCP
-variants over four cellular traces in both directions: downlink = data over
-X.down and ACKs over X.up, uplink = data over X.up and ACKs over X.down; 20 ms
-fixed delay each way; an infinite queue, as the paper's emulator; the whole
-trace once. Quick mode plays the first 60 s of each trace.
+Throughput against self-inflicted delay of Sprout, Sprout-EWMA, Cubic, Cubic over CoDel and
+other Linux TCP variants over four cellular networks in both directions, measured as the
+paper measured (experiments/tradeoff_base.py): both directions loaded at once, so one run
+gives a network's downlink point (data over X.down) and its uplink point (data over X.up);
+20 ms fixed delay each way; an infinite queue as the paper's emulator (CoDel in both
+directions for Cubic-CoDel); the first minute of each run not scored. `--one-way` loads one
+direction per run instead. Every panel shows the paper's own points faintly beside ours.
 
-Verizon LTE is Verizon-LTE-driving when present, else Verizon-LTE-short,
-labelled as the substitute on the figure and in the CSV. A trace missing from
-the set leaves its panel saying so; a scheme the machine cannot provide
-(e.g. a TCP variant without a kernel, module or eBPF provider) fails its runs
-with the reason, which the figure lists; failed runs are never points.
+Verizon LTE is Verizon-LTE-driving when present, else Verizon-LTE-short, labelled as the
+substitute on the figure and in the CSVs (where the paper's points are compared as ratios to
+Sprout's, not in Mbit/s). A trace missing from the set leaves its panel saying so; a scheme
+the machine cannot provide (a TCP variant without a kernel, module or eBPF provider, or a
+queue the emulator lacks) fails its runs with the reason, which the figure lists; failed runs
+are never points.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -21,34 +25,39 @@ from typing import Any, Mapping, Sequence
 from analysis.claims import Claim
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
+from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import display_name
 from analysis.self_inflicted import OmniscientReferences
 from analysis.speedup_table import PaperValue, speedup_table, write_table_csv, \
     write_table_markdown
 from analysis.summary import write_csv
-from analysis.tradeoff import TradeoffPoint, points_by
-from analysis.tradeoff_plot import draw_panel, series_per_scheme, shared_legend
+from analysis.tradeoff import DELAY_FLOOR_MS, TradeoffPoint, points_by
+from analysis.tradeoff_plot import PublishedPoint, draw_panel, series_per_scheme, \
+    shared_legend
 from core.results import ExperimentStore
+from core.run_span import RunSpan
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
+from experiments import sprout_paper
 from experiments.sprout_claims import FIG7_CLAIMS
-from experiments.tradeoff_base import QUICK_DURATION_S, TradeoffExperiment
+from experiments.tradeoff_base import TradeoffExperiment
 
-SCHEMES = ("sprout", "sprout-ewma", "cubic", "vegas", "reno", "bic", "hybla", "bbr")
+SCHEMES = ("sprout", "sprout-ewma", "cubic", "cubic-codel", "vegas", "reno", "bic", "hybla",
+           "bbr")
 DOWNLINK, UPLINK = "downlink", "uplink"
 DIRECTIONS = (DOWNLINK, UPLINK)
-
-# Sprout against each scheme, averaged over the paper's eight traces (the paper's
-# summary table). Only the values we are sure of; the others are not reported here.
-PAPER_VALUES = {
-    "cubic": PaperValue(speedup=0.91, delay_reduction=79.0),
-    "vegas": PaperValue(speedup=1.1, delay_reduction=2.1),
-}
+# The schemes the ordering claim ranks (the paper's Figure 7 schemes that run here).
+RANKED = ("sprout", "sprout-ewma", "vegas", "cubic", "cubic-codel")
 
 COLUMNS = ["trace", "direction", "scheme", "label", "trial", "throughput_mbps",
            "p95_e2e_delay_ms", "self_inflicted_delay_ms", "omniscient_p95_e2e_delay_ms",
            "utilization", "capacity_mbps", "provider", "cc_used", "substitute",
-           "lateness_p99_us", "lateness_ok", "cpu_steal_pct", "data_trace", "ack_trace", "run"]
+           "lateness_p99_us", "lateness_ok", "cpu_steal_pct", "data_trace", "ack_trace", "run",
+           "loads", "offset_s", "warmup_s", "played_s", "scored_s", "trace_loops"]
+PAPER_COLUMNS = ["trace", "direction", "scheme", "substitute", "throughput_mbps",
+                 "self_inflicted_delay_ms", "paper_throughput_mbps", "paper_self_inflicted_delay_ms",
+                 "throughput_vs_sprout", "paper_throughput_vs_sprout", "delay_vs_sprout",
+                 "paper_delay_vs_sprout", "rank_by_delay", "paper_rank_by_delay"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +109,13 @@ class Panel:
 class SproutFig7(TradeoffExperiment):
     name = "sprout-fig7"
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
-    quick_note = f"first {QUICK_DURATION_S:g} s of each trace, every scheme and direction"
+    quick_note = "one stretch of each trace pair, every scheme, both directions at once"
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  networks: Sequence[CellularTrace] = TRACES,
                  directions: Sequence[str] = DIRECTIONS, schemes: Sequence[str] = SCHEMES,
-                 quick_duration_s: float = QUICK_DURATION_S) -> None:
-        super().__init__(traces, options, quick_duration_s)
+                 **timing: float) -> None:
+        super().__init__(traces, options, **timing)
         self.networks = tuple(networks)
         self.directions = tuple(directions)
         self.schemes = tuple(schemes)
@@ -125,10 +134,43 @@ class SproutFig7(TradeoffExperiment):
     def panels(self) -> list[Panel]:
         return [Panel(n, self.base_of(n), d) for n in self.networks for d in self.directions]
 
+    def offset_of(self, base: str, quick: bool) -> float:
+        return self.quick_offset_s(f"{base}.down", f"{base}.up") if quick else 0.0
+
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
-        return [self.run_spec(scheme, p.data_trace, p.ack_trace, quick, trial)
-                for trial in range(1, trials + 1) for p in self.panels()
-                for scheme in self.schemes]
+        if self.one_way:
+            return [self.run_spec(scheme, p.data_trace, p.ack_trace, quick, trial,
+                                  offset_s=self.offset_of(p.base, quick))
+                    for trial in range(1, trials + 1) for p in self.panels()
+                    for scheme in self.schemes]
+        # Both directions at once: the downlink's trace on the data side (a2b), the uplink's
+        # on the other; the run's reverse metrics are the uplink's.
+        bases = [self.base_of(n) for n in self.networks]
+        return [self.run_spec(scheme, f"{base}.down", f"{base}.up", quick, trial,
+                              offset_s=self.offset_of(base, quick))
+                for trial in range(1, trials + 1) for base in bases for scheme in self.schemes]
+
+    def scored_directions(self, record: Any) -> tuple[bool, ...]:
+        """The directions of a run that are panels here (a two-way run gives both)."""
+        if self.one_way:
+            return (False,)
+        wanted = ((False, DOWNLINK), (True, UPLINK))
+        return tuple(reverse for reverse, direction in wanted if direction in self.directions
+                     and (not reverse or REVERSE in record.metrics))
+
+    def panel_of(self, spec: RunSpec, reverse: bool = False) -> Panel | None:
+        """The panel a run's direction is drawn on (None: that direction is not drawn)."""
+        if self.one_way:
+            return next((p for p in self.panels() if p.data_trace == spec.data_trace), None)
+        direction = UPLINK if reverse else DOWNLINK
+        return next((p for p in self.panels()
+                     if p.direction == direction and f"{p.base}.down" == spec.data_trace), None)
+
+    def cells_of(self, panel: Panel, cov: Coverage) -> list[Any]:
+        """The planned runs that give this panel its points."""
+        if self.one_way:
+            return [c for c in cov.cells if c.spec.data_trace == panel.data_trace]
+        return [c for c in cov.cells if c.spec.data_trace == f"{panel.base}.down"]
 
     # --------------------------------------------------------------- the figures
 
@@ -139,6 +181,7 @@ class SproutFig7(TradeoffExperiment):
         cov = self.coverage(store)
         if self.nothing_on_record(cov):
             return []
+        out_dir = self.figure_dir(out_dir)
         refs = OmniscientReferences(self.traces)
         panels = self.panels()
         order = {(p.data_trace, s): i for i, (p, s) in enumerate(
@@ -147,41 +190,131 @@ class SproutFig7(TradeoffExperiment):
                       key=lambda r: (order[(r["data_trace"], r["scheme"])], r["trial"]))
         points = {p.key: self._points(p, rows) for p in panels}
         files = [write_csv(out_dir / "summary.csv", rows, COLUMNS),
-                 self.write_missing(cov, out_dir)]
+                 self.write_missing(cov, out_dir),
+                 write_csv(out_dir / "paper-comparison.csv", self.paper_rows(points),
+                           PAPER_COLUMNS)]
         files += self._figures(panels, points, cov, refs, out_dir)
         files += self._table(points, cov, out_dir)
         return files
 
-    def describe(self, spec: RunSpec) -> dict[str, Any]:
-        panel = next(p for p in self.panels() if p.data_trace == spec.data_trace)
+    def describe(self, spec: RunSpec, reverse: bool = False) -> dict[str, Any]:
+        panel = self.panel_of(spec, reverse)
+        assert panel is not None, "scored_directions gives only drawn directions"
         return {"trace": panel.network.title, "direction": panel.direction,
-                "substitute": panel.substitute, "data_trace": spec.data_trace,
-                "ack_trace": spec.ack_trace}
+                "substitute": panel.substitute, "data_trace": panel.data_trace,
+                "ack_trace": panel.ack_trace}
 
     def _points(self, panel: Panel, rows: list[dict[str, Any]]) -> dict[str, TradeoffPoint]:
         found = points_by(r for r in rows if r["data_trace"] == panel.data_trace)
         return {s: found[s] for s in self.schemes if s in found}
 
+    # ------------------------------------------------------- the paper beside ours
+
+    def paper_points(self, panel: Panel) -> dict[str, sprout_paper.PaperPoint]:
+        return sprout_paper.FIGURE7.get((panel.network.name, panel.direction), {})
+
+    def published(self, panel: Panel, ours: dict[str, TradeoffPoint]) -> list[PublishedPoint]:
+        """The paper's points for this panel; on a substitute trace, scaled so the paper's
+        Sprout sits on ours (only the ratios between schemes compare there)."""
+        paper = self.paper_points(panel)
+        if not panel.substitute:
+            return [PublishedPoint(s, p.throughput_mbps, p.delay_ms) for s, p in paper.items()]
+        if "sprout" not in ours or "sprout" not in paper:
+            return []
+        t = ours["sprout"].throughput_mbps / paper["sprout"].throughput_mbps
+        d = ours["sprout"].plotted_delay_ms / max(paper["sprout"].delay_ms, DELAY_FLOOR_MS)
+        return [PublishedPoint(s, p.throughput_mbps * t, p.delay_ms * d, "paper, scaled")
+                for s, p in paper.items()]
+
+    def paper_rows(self, points: dict[str, dict[str, TradeoffPoint]]) -> list[dict[str, Any]]:
+        """Per panel and scheme: ours beside the paper's, also as ratios to Sprout's."""
+        rows = []
+        for panel in self.panels():
+            ours = points.get(panel.key, {})
+            paper = self.paper_points(panel)
+            our_rank = _ranks({s: p.plotted_delay_ms for s, p in ours.items() if s in RANKED})
+            paper_rank = _ranks({s: p.delay_ms for s, p in paper.items()})
+            for scheme in self.schemes:
+                mine, theirs = ours.get(scheme), paper.get(scheme)
+                if mine is None and theirs is None:
+                    continue
+                sprout, paper_sprout = ours.get("sprout"), paper.get("sprout")
+                rows.append({
+                    "trace": panel.network.title, "direction": panel.direction,
+                    "scheme": scheme, "substitute": panel.substitute,
+                    "throughput_mbps": mine.throughput_mbps if mine else None,
+                    "self_inflicted_delay_ms": mine.self_inflicted_delay_ms if mine else None,
+                    "paper_throughput_mbps": theirs.throughput_mbps if theirs else None,
+                    "paper_self_inflicted_delay_ms": theirs.delay_ms if theirs else None,
+                    "throughput_vs_sprout": mine.throughput_mbps / sprout.throughput_mbps
+                    if mine and sprout else None,
+                    "paper_throughput_vs_sprout": theirs.throughput_kbps /
+                    paper_sprout.throughput_kbps if theirs and paper_sprout else None,
+                    "delay_vs_sprout": mine.plotted_delay_ms / sprout.plotted_delay_ms
+                    if mine and sprout else None,
+                    "paper_delay_vs_sprout": theirs.delay_ms / paper_sprout.delay_ms
+                    if theirs and paper_sprout else None,
+                    "rank_by_delay": our_rank.get(scheme),
+                    "paper_rank_by_delay": paper_rank.get(scheme)})
+        return rows
+
+    # ------------------------------------------------------------------ drawing
+
     def _capacity_text(self, panel: Panel, refs: OmniscientReferences, quick: bool) -> str:
-        try:
-            ref = refs.for_trace(panel.data_trace, self.delay_ms, self.duration_s(quick))
-        except TraceError:
+        played = self._played(panel, quick, refs)
+        if played is None:
             return "capacity unknown"
-        return f"capacity {ref.throughput_mbps:.2f} Mbit/s"
+        try:
+            ref = refs.for_played(panel.data_trace, self.delay_ms, played[1])
+        except (TraceError, ValueError):
+            return "capacity unknown"
+        return f"capacity {ref.throughput_mbps:.2f} Mbit/s over the span played"
+
+    def _played(self, panel: Panel, quick: bool, refs: OmniscientReferences
+                ) -> tuple[RunSpec, RunSpan] | None:
+        """A spec of this panel's runs and the span they all played (the same for every
+        scheme), or None when the traces cannot be read."""
+        spec = next((s for s in self.matrix(quick) if self.panel_of(s) == panel or
+                     self.panel_of(s, reverse=True) == panel), None)
+        if spec is None:
+            return None
+        try:
+            return spec, refs.span(spec)
+        except (TraceError, ValueError):
+            return None
+
+    def remarks(self, panel: Panel, quick: bool, refs: OmniscientReferences) -> list[str]:
+        """How this panel was measured: the stretch, the loops, the substitute."""
+        lines = []
+        played = self._played(panel, quick, refs)
+        if played is not None:
+            spec, span = played
+            lines.append(f"{span.describe()}; {self.mode_text}")
+            loops = span.loop_note(spec.data_trace, spec.ack_trace)
+            if loops:
+                lines.append(f"looped, so feedback never stops: {loops}")
+        if panel.substitute:
+            lines.append("paper's points (Verizon-LTE-driving) scaled so its Sprout sits on "
+                         "ours: compare ratios, not Mbit/s")
+        else:
+            lines.append("hollow faint markers labelled \"paper\": the paper's points")
+        return lines
 
     def panel_notes(self, panel: Panel, cov: Coverage) -> tuple[str, list[str]]:
         """(message for an empty panel, notes on what is missing in it)."""
         problem = self.trace_problem(panel.data_trace, panel.ack_trace)
         if problem:
             return problem, []
-        cells = [c for c in cov.cells if c.spec.data_trace == panel.data_trace]
-        return "no finished runs", missing_notes(cells, lambda s: display_name(s.scheme))
+        return "no finished runs", missing_notes(self.cells_of(panel, cov),
+                                                 lambda s: display_name(s.scheme))
 
     def _draw(self, ax: Any, panel: Panel, points: dict[str, TradeoffPoint], cov: Coverage,
               refs: OmniscientReferences, legend: bool) -> None:
         empty, notes = self.panel_notes(panel, cov)
         title = f"{panel.heading()}\n{self._capacity_text(panel, refs, cov.quick)}"
-        draw_panel(ax, series_per_scheme(points.values()), title, notes, empty, legend=legend)
+        draw_panel(ax, series_per_scheme(points.values()), title, notes, empty, legend=legend,
+                   published=self.published(panel, points),
+                   remarks=self.remarks(panel, cov.quick, refs))
 
     def _figures(self, panels: list[Panel], points: dict[str, dict[str, TradeoffPoint]],
                  cov: Coverage, refs: OmniscientReferences, out_dir: Path) -> list[Path]:
@@ -189,7 +322,7 @@ class SproutFig7(TradeoffExperiment):
         for panel in panels:
             fig, ax = new_figure(6.4, 5.0)
             self._draw(ax, panel, points[panel.key], cov, refs, legend=True)
-            fig.suptitle(self._setup_line(cov), fontsize=8)
+            fig.suptitle(textwrap.fill(self._setup_line(cov), 110), fontsize=7)
             files += save(fig, out_dir, f"panel-{panel.key}")
         cols = len(self.directions)
         fig, grid = new_grid(-(-len(panels) // cols), cols, panel_height=5.0)
@@ -197,7 +330,8 @@ class SproutFig7(TradeoffExperiment):
             self._draw(ax, panel, points[panel.key], cov, refs, legend=False)
         for ax in grid[len(panels):]:
             fig.delaxes(ax)
-        heading = [self.title, self._setup_line(cov), self.absent_note(cov)]
+        heading = [self.title, textwrap.fill(self._setup_line(cov), 150),
+                   textwrap.fill(self.absent_note(cov), 150)]
         fig.suptitle("\n".join(line for line in heading if line), fontsize=10)
         shared_legend(fig, grid, columns=len(self.schemes))
         fig.tight_layout(rect=(0, 0.03, 1, 0.97))
@@ -215,21 +349,43 @@ class SproutFig7(TradeoffExperiment):
         return "missing everywhere: " + "; ".join(
             f"{display_name(s)} ({short_reason(reasons[0], 60)})" for s, reasons in absent.items())
 
+    def paper_table_values(self) -> dict[str, PaperValue]:
+        """The paper's averages against Sprout, recomputed from its Figure 7 points with the
+        same function as ours (they reproduce its introduction's table), and Cubic-CoDel's
+        from the table (it has no per-panel points)."""
+        panels = {f"{base}-{d}": {s: TradeoffPoint(s, 1, p.throughput_mbps, 0.0, p.delay_ms, 0.0)
+                                  for s, p in pts.items()}
+                  for (base, d), pts in sprout_paper.FIGURE7.items()}
+        rows = speedup_table(panels, [s for s in self.schemes], reference="sprout")
+        values = {r.scheme: PaperValue(r.speedup, r.delay_reduction) for r in rows
+                  if r.panels}
+        codel = sprout_paper.SUMMARY["cubic-codel"]
+        values["cubic-codel"] = PaperValue(codel.speedup, codel.delay_reduction)
+        return values
+
     def _table(self, points: dict[str, dict[str, TradeoffPoint]], cov: Coverage,
                out_dir: Path) -> list[Path]:
-        rows = speedup_table(points, self.schemes, reference="sprout", paper=PAPER_VALUES)
+        rows = speedup_table(points, self.schemes, reference="sprout",
+                             paper=self.paper_table_values())
         notes = [
-            "speed-up = Sprout's throughput / the scheme's; delay reduction = the scheme's "
-            "self-inflicted delay / Sprout's; each is computed per panel (trace and "
-            "direction) and averaged (arithmetic mean) over the panels where both have a "
-            "finished run; geometric means are in table.csv",
+            "averaged as the paper averages: speed-up = the mean over the panels (trace and "
+            "direction) of Sprout's throughput / the scheme's; delay reduction = the mean of "
+            "the scheme's self-inflicted delays / the mean of Sprout's, over the panels where "
+            "both have a finished run; the mean of the per-panel delay ratios is beside it "
+            "(labelled), geometric means in table.csv",
             "self-inflicted delay = the run's 95% end-to-end delay minus the omniscient "
-            "protocol's on the same trace span (below 1 ms counts as 1 ms)",
+            "protocol's over the same span of the same trace (below 1 ms counts as 1 ms)",
             f"runs: {self.setup_text(cov.quick)}",
-            "paper values: Sprout NSDI'13, averaged over its eight traces",
+            "paper values: Sprout NSDI'13, recomputed from its Figure 7 points (they give its "
+            "introduction's table); Cubic-CoDel from that table (no per-panel points)",
         ]
         notes += [f"{p.network.title}: {p.base} substitutes for {p.network.name}"
                   for p in self.panels() if p.substitute and p.direction == self.directions[0]]
         return [write_table_csv(rows, out_dir / "table.csv"),
                 write_table_markdown(rows, out_dir / "table.md", title="Sprout's average "
                                      "speed-up and delay reduction", notes=notes)]
+
+
+def _ranks(delays: dict[str, float]) -> dict[str, int]:
+    """1 for the lowest delay, 2 for the next..."""
+    return {s: i + 1 for i, s in enumerate(sorted(delays, key=lambda s: delays[s]))}

@@ -1,6 +1,14 @@
-"""What the Sprout experiments share: runs set up as in the Sprout paper (20 ms
-each way, infinite queue as its emulator, the whole trace once; quick mode the
-first 60 s), read back as throughput vs self-inflicted delay.
+"""What the Sprout experiments share: runs set up as in the Sprout paper, read back as
+throughput vs self-inflicted delay.
+
+As the paper ran them (the default): 20 ms each way, an infinite queue as its emulator,
+both directions of the link loaded at once (one run gives the downlink and the uplink
+point), the first minute of each run played but not scored; a full run plays the longer
+trace of the pair once, the shorter one looping. Quick mode plays one stretch of each trace
+pair (analysis/stretch.py: an offset into the traces, a warm-up, the scored part), the same
+for every scheme. `one_way` runs load one direction per run (data one way, ACKs or feedback
+the other), as netrepro did before; the mode, the warm-up and the offset are RunSpec options
+(core/run_span.py), so they are part of every run's id.
 """
 from __future__ import annotations
 
@@ -10,19 +18,32 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from analysis.coverage import NOT_RUN, Coverage
+from analysis.run_metrics import REVERSE
 from analysis.self_inflicted import OmniscientReferences
-from analysis.summary import write_csv
+from analysis.stretch import representative_offset_ms
+from analysis.summary import RunRecord, write_csv
 from analysis.tradeoff import run_row
 from core.results import ExperimentStore
+from core.run_span import BOTH, DIRECTIONS, ONE
+from core.run_span import OFFSET_S as OFFSET_OPTION
+from core.run_span import WARMUP_S as WARMUP_OPTION
 from core.runspec import RunSpec, make_params
-from core.traces import TraceError, TraceMissing, TraceSet
+from core.traces import TraceError, TraceMissing, TraceSet, load_trace
 from experiments.base import Experiment
+from experiments.options import ExperimentOption
 
 log = logging.getLogger(__name__)
 
 DELAY_MS = 20
 QUEUE = "infinite"
-QUICK_DURATION_S = 60.0
+# Full runs: the paper's scorer skips each run's first minute.
+WARMUP_S = 60.0
+# Quick runs: one stretch per trace pair, a shorter warm-up then the scored part.
+QUICK_WARMUP_S = 10.0
+QUICK_SCORED_S = 30.0
+QUICK_DURATION_S = QUICK_WARMUP_S + QUICK_SCORED_S
+# Schemes whose queue is not the experiment's (the link's queue in both directions).
+SCHEME_QUEUES = {"cubic-codel": "codel"}
 
 MISSING_COLUMNS = ["scheme", "data_trace", "ack_trace", "params", "trial", "reason"]
 
@@ -33,35 +54,99 @@ class TradeoffExperiment(Experiment):
     delay_ms = DELAY_MS
     queue = QUEUE
 
+    # The mode and the full run's warm-up skip, from the command line (`repro run
+    # sprout-fig7 --one-way --warmup-s 30`); they become the runs' options read by
+    # core/run_span.py (`directions`, `warmup_s`), so they are part of every run's id.
+    options = (
+        ExperimentOption("one_way", "--one-way", bool, False,
+                         "load one direction per run (netrepro's earlier mode) instead of "
+                         "both at once, as the paper did"),
+        ExperimentOption("warmup_s", "--warmup-s", float, WARMUP_S,
+                         "seconds at the start of a full run played but not scored (the "
+                         "paper skips each run's first minute)", minimum=0, maximum=600),
+    )
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
-                 quick_duration_s: float = QUICK_DURATION_S) -> None:
+                 quick_warmup_s: float = QUICK_WARMUP_S,
+                 quick_scored_s: float = QUICK_SCORED_S) -> None:
         super().__init__(traces, options)
-        self.quick_duration_s = quick_duration_s
+        self.one_way = bool(self.chosen["one_way"])
+        self.warmup_s = float(self.chosen["warmup_s"])
+        self.quick_warmup_s, self.quick_scored_s = quick_warmup_s, quick_scored_s
+        self._offsets: dict[tuple[str, str], float] = {}
+
+    def with_traces(self, traces: TraceSet) -> "TradeoffExperiment":
+        """The same experiment (its networks, schemes and options) over other traces."""
+        twin = copy.copy(self)
+        twin.traces, twin._offsets = traces, {}
+        return twin
+
+    def one_way_variant(self) -> "TradeoffExperiment":
+        """The same experiment with one direction loaded per run."""
+        twin = copy.copy(self)
+        twin.chosen, twin.one_way = {**self.chosen, "one_way": True}, True
+        return twin
+
+    @property
+    def quick_duration_s(self) -> float:
+        return self.quick_warmup_s + self.quick_scored_s
+
+    @property
+    def mode_text(self) -> str:
+        return "one direction loaded per run" if self.one_way else \
+            "both directions loaded at once"
 
     def duration_s(self, quick: bool) -> float | None:
-        """None is the whole data trace once (`--once`)."""
+        """None is a whole trace pair (core/run_span.py)."""
         return self.quick_duration_s if quick else None
 
+    def figure_dir(self, out_dir: Path) -> Path:
+        """Where this mode's figures go: one-way ones beside the paper's mode, not over it."""
+        return out_dir / "one-way" if self.one_way else out_dir
+
+    def quick_offset_s(self, down: str, up: str) -> float:
+        """The stretch's offset into a trace pair (analysis/stretch.py); 0 when a trace is
+        missing (its runs fail anyway)."""
+        key = (down, up)
+        if key not in self._offsets:
+            try:
+                times = [load_trace(self.traces.resolve(name)) for name in key]
+            except TraceError as e:
+                log.debug("no stretch for %s/%s: %s", down, up, e)
+                self._offsets[key] = 0.0
+            else:
+                self._offsets[key] = representative_offset_ms(
+                    times[0], times[1], int(self.quick_warmup_s * 1000),
+                    int(self.quick_scored_s * 1000), self.delay_ms) / 1000.0
+        return self._offsets[key]
+
     def span_text(self, quick: bool) -> str:
-        return f"first {self.quick_duration_s:g} s of each trace" if quick else \
-            "whole trace once"
+        if quick:
+            return (f"quick: one stretch per trace pair, {self.quick_warmup_s:g} s warm-up "
+                    f"then {self.quick_scored_s:g} s scored")
+        longer = "the longer trace of each pair once, the shorter looping" \
+            if not self.one_way else "the data trace once, the other looping"
+        return f"{longer}; first {self.warmup_s:g} s not scored"
 
     def setup_text(self, quick: bool) -> str:
         """The conditions every figure states."""
-        return (f"{self.delay_ms} ms fixed delay each way, {self.queue} queue, "
-                f"{self.span_text(quick)}")
+        return (f"{self.delay_ms} ms fixed delay each way, {self.queue} queue"
+                f"{' (CoDel for Cubic-CoDel)' if self._has_codel() else ''}, "
+                f"{self.mode_text}; {self.span_text(quick)}")
+
+    def _has_codel(self) -> bool:
+        return any(s in SCHEME_QUEUES for s in getattr(self, "schemes", ()))
 
     def run_spec(self, scheme: str, data_trace: str, ack_trace: str, quick: bool, trial: int,
-                 **params: Any) -> RunSpec:
+                 offset_s: float = 0.0, **params: Any) -> RunSpec:
+        warmup = self.quick_warmup_s if quick else self.warmup_s
         return RunSpec(experiment=self.name, scheme=scheme, data_trace=data_trace,
-                       ack_trace=ack_trace, delay_ms=self.delay_ms, queue=self.queue,
+                       ack_trace=ack_trace, delay_ms=self.delay_ms,
+                       queue=SCHEME_QUEUES.get(scheme, self.queue),
                        duration_s=self.duration_s(quick), trial=trial,
-                       params=make_params(**params), options=self.run_options())
-
-    def with_traces(self, traces: TraceSet) -> "TradeoffExperiment":
-        twin = copy.copy(self)
-        twin._traces = traces
-        return twin
+                       params=make_params(**params),
+                       options=make_params(**{DIRECTIONS: ONE if self.one_way else BOTH,
+                                              WARMUP_OPTION: warmup,
+                                              OFFSET_OPTION: offset_s if quick else None}))
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """The summary's rows: throughput and self-inflicted delay of every finished run."""
@@ -79,23 +164,30 @@ class TradeoffExperiment(Experiment):
                 return f"trace unusable: {name} ({type(e).__name__})"
         return None
 
-    def describe(self, spec: RunSpec) -> dict[str, Any]:
-        """Columns this experiment adds to every run's row."""
+    def describe(self, spec: RunSpec, reverse: bool = False) -> dict[str, Any]:
+        """Columns this experiment adds to a run's row (`reverse`: its other direction's)."""
         return {}
 
     def rows(self, cov: Coverage, refs: OmniscientReferences) -> list[dict[str, Any]]:
-        """One row per finished run; a run whose trace is gone here is left out (logged)."""
+        """One row per finished run and direction scored (a run that loaded both directions
+        gives two); a run whose trace is gone here is left out (logged)."""
         rows = []
         for record in cov.records():
-            try:
-                row = run_row(record, refs)
-            except TraceError as e:
-                log.warning("%s: no self-inflicted delay without its trace: %s",
-                            record.path.name, e)
-                continue
-            row.update(self.describe(record.spec))
-            rows.append(row)
+            for reverse in self.scored_directions(record):
+                try:
+                    row = run_row(record, refs, reverse=reverse)
+                except TraceError as e:
+                    log.warning("%s: no self-inflicted delay without its trace: %s",
+                                record.path.name, e)
+                    continue
+                row.update(self.describe(record.spec, reverse))
+                rows.append(row)
         return rows
+
+    def scored_directions(self, record: RunRecord) -> tuple[bool, ...]:
+        """Which directions of a run are scored: (False,) the data direction only, or
+        (False, True) with the reverse one too."""
+        return (False, True) if REVERSE in record.metrics else (False,)
 
     @staticmethod
     def write_missing(cov: Coverage, out_dir: Path) -> Path:

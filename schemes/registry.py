@@ -11,7 +11,7 @@ from typing import Any
 
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
-from schemes import grump, sprout, submission, tcp
+from schemes import grump, sprout, submission, tcp, tcp_aqm
 from schemes.base import Scheme
 from schemes.table import Param, SchemeEntry, SchemeParameterError
 
@@ -19,8 +19,8 @@ __all__ = ["SchemeParameterError", "UnknownScheme", "TCP_VARIANTS", "all_entries
            "scheme_entry", "known_schemes", "accepted_params", "check_params", "make_scheme",
            "shared_params"]
 
-FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, grump.TABLE, sprout.TABLE,
-                                                 submission.TABLE)
+FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, tcp_aqm.TABLE, grump.TABLE,
+                                                 sprout.TABLE, submission.TABLE)
 
 TCP_VARIANTS = tcp.TCP_VARIANTS
 

@@ -17,6 +17,7 @@ import time
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
+from core.run_span import both_directions
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from schemes.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 IPERF_PORT = 5201
+REVERSE_DIR = "reverse"  # the reverse flow's tcp_probe recording, in this subfolder
 SS_SAMPLE_AFTER_S = 2.0
+SS_RESAMPLE_S = 1.0   # again every second until the data connections show up...
+SS_SAMPLE_FOR_S = 30.0  # ...for at most this long
 # What iperf3 -J reports when it is stopped by a signal; its "end" section is still complete.
 IPERF_INTERRUPTED = "interrupt - the client has terminated"
 
@@ -38,9 +42,16 @@ IPERF_INTERRUPTED = "interrupt - the client has terminated"
 class TcpScheme(Scheme):
     def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto",
                  probe: TcpProbeSetup | None = None,
-                 recovery: RecoveryRequest | None = None) -> None:
-        self.name = cc
+                 recovery: RecoveryRequest | None = None, both_directions: bool = False,
+                 name: str | None = None) -> None:
+        self.name = name or cc
         self.cc = cc
+        # iperf3 --bidir: one bulk flow each way at once (the server sends the reverse one,
+        # with the same congestion control, which iperf3 passes to it).
+        self.both = both_directions
+        self.reverse_recorder: TcpProbeRecorder | None = None
+        self.reverse_probe_facts: dict[str, Any] = {"status": "not requested"}
+        self.ss_reverse_sample: str = ""
         self.impl = impl
         # A fast-recovery request decides the congestion control (schemes/recovery.py).
         self.recovery = recovery
@@ -87,6 +98,8 @@ class TcpScheme(Scheme):
         self._ends = ends
         args = ["iperf3", "-c", ends.receiver_ip, "-p", str(IPERF_PORT), "-J",
                 "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
+        if self.both:
+            args.append("--bidir")
         args += self._start_probe(ends)
         self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
                                      ends.on_process)
@@ -103,20 +116,53 @@ class TcpScheme(Scheme):
             log.warning("tcp_probe not recorded: %s", e)
             self.probe_facts = {"status": "unavailable", "reason": str(e)}
             return []
+        if self.both:
+            try:
+                self.reverse_recorder = self.probe.start(ends.out_dir / REVERSE_DIR, IPERF_PORT,
+                                                         tag=ends.run_tag,
+                                                         reverse_of=self.recorder)
+            except ProbeUnavailable as e:
+                log.warning("tcp_probe of the reverse flow not recorded: %s", e)
+                self.reverse_probe_facts = {"status": "unavailable", "reason": str(e)}
         return ["--cport", str(self.recorder.client_port)]
 
     def _sample_socket(self, ends: Endpoints) -> None:
+        """`ss -tin` of the data connection(s), sampled until they show up: on a slow or dead
+        stretch of a trace (with both directions loaded, iperf3's set-up waits behind data)
+        they may not exist yet SS_SAMPLE_AFTER_S in."""
         time.sleep(SS_SAMPLE_AFTER_S)
-        proc = ends.sender.popen(["ss", "-tin", "dst", ends.receiver_ip], stdout=-1, stderr=-1)
-        out, _ = proc.communicate(timeout=10)
-        self.ss_sample = out.decode(errors="replace")
+        deadline = time.monotonic() + SS_SAMPLE_FOR_S
+        while True:
+            self.ss_sample = _ss(ends.sender, ["ss", "-tin", "dst", ends.receiver_ip])
+            if self.both:  # the reverse flow's sender is the server, on the receiving host
+                self.ss_reverse_sample = _ss(ends.receiver, ["ss", "-tin"])
+            assert self.client is not None
+            if self._sampled_data_connections() or time.monotonic() > deadline \
+                    or not self.client.running():
+                break
+            time.sleep(SS_RESAMPLE_S)
         (ends.out_dir / "ss-sample.txt").write_text(self.ss_sample)
+        if self.both:
+            (ends.out_dir / "ss-sample-reverse.txt").write_text(self.ss_reverse_sample)
+
+    def _sampled_data_connections(self) -> bool:
+        """Whether the samples show the data connection(s) with the requested control (always
+        true when their ports are not known: the busiest connection is read then). A
+        connection still opening may show the namespace's default: iperf3 sets the control
+        on its data socket around the connect, and on a stretch where the SYN waits for the
+        link it is sampled again."""
+        if self.recorder is None or self.resolution is None:
+            return True
+        port, expected = self.recorder.client_port, self.resolution.kernel_name
+        forward = _cc_from_ss(self.ss_sample, port) == expected
+        return forward and (not self.both or _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
+                                                         peer_port=port + 1) == expected)
 
     def wait_sender(self, timeout_s: float) -> None:
         assert self.client is not None
         code = self.client.wait(timeout_s)
         if self._sampler is not None:
-            self._sampler.join(timeout=15)
+            self._sampler.join(timeout=SS_SAMPLE_FOR_S)
         if code != 0:
             raise RuntimeError(f"iperf3 client exited with status {code}: {self._client_error()}")
 
@@ -148,6 +194,8 @@ class TcpScheme(Scheme):
                 proc.stop()
         if self.recorder is not None:
             self.probe_facts = self.recorder.finish()
+        if self.reverse_recorder is not None:
+            self.reverse_probe_facts = self.reverse_recorder.finish()
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.client is not None and self.resolution is not None
@@ -172,12 +220,46 @@ class TcpScheme(Scheme):
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
                  .get("bits_per_second"), "tcp_probe": self.probe_facts,
                  "iperf3_end": "stopped at the end of the span" if stopped_by_us else "finished"}
-        if from_iperf != expected:
+        if from_iperf is None and stopped_by_us and self.both and from_ss is not None:
+            # iperf3 --bidir stopped by a signal writes no sender_tcp_congestion: the socket's
+            # own sample (ss -tin on the data connection) is then the record, and must agree.
+            facts.update(cc_used=from_ss, cc_used_from="ss -tin (iperf3 stopped before "
+                         "reporting its socket's congestion control)")
+        elif from_iperf != expected:
             raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
                              f"the socket reported {from_iperf!r}")
         if from_ss is not None and from_ss != expected:
             raise RunInvalid(f"congestion control mismatch: asked for {expected}, "
                              f"ss -tin showed {from_ss!r}")
+        if self.both:
+            facts.update(self._verify_reverse(report, expected))
+        return facts
+
+    def _verify_reverse(self, report: dict[str, Any], expected: str) -> dict[str, Any]:
+        """The reverse flow (iperf3 --bidir): sent by the server, with the same control."""
+        end = report.get("end", {})
+        if "sum_received_bidir_reverse" not in end:
+            raise RunInvalid("iperf3 ran one direction only: its report has no reverse "
+                             "stream (--bidir needs iperf3 3.7 or later)")
+        from_iperf = end.get("receiver_tcp_congestion")
+        if self.recorder is not None:
+            from_ss = _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
+                                  peer_port=self.recorder.client_port + 1)
+        else:  # ports unknown: the busiest connection the server's side holds
+            from_ss = _cc_from_ss(self.ss_reverse_sample)
+        facts = {"cc_used_reverse": from_iperf, "cc_seen_by_ss_reverse": from_ss,
+                 "iperf3_bits_per_second_reverse":
+                     end.get("sum_received_bidir_reverse", {}).get("bits_per_second"),
+                 "tcp_probe_reverse": self.reverse_probe_facts}
+        if from_iperf != expected:
+            raise RunInvalid(f"congestion control mismatch on the reverse flow: asked for "
+                             f"{expected}, the server's socket reported {from_iperf!r}")
+        if from_ss is None:
+            raise RunInvalid("the reverse flow's sending socket was not in the server's "
+                             "ss -tin sample: its congestion control is unverified")
+        if from_ss != expected:
+            raise RunInvalid(f"congestion control mismatch on the reverse flow: asked for "
+                             f"{expected}, ss -tin showed {from_ss!r}")
         return facts
 
     def describe(self) -> dict[str, Any]:
@@ -185,6 +267,12 @@ class TcpScheme(Scheme):
         if self.recovery is not None:
             described.update(recovery=self.recovery.recovery, cc_impl=self.recovery.impl)
         return described
+
+
+def _ss(host: Any, args: list[str]) -> str:
+    proc = host.popen(args, stdout=-1, stderr=-1)
+    out, _ = proc.communicate(timeout=10)
+    return out.decode(errors="replace")
 
 
 def _listening(host: Any, port: int) -> bool:
@@ -196,25 +284,34 @@ def _listening(host: Any, port: int) -> bool:
 _SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"}
 
 
-def _cc_from_ss(text: str, data_port: int | None = None) -> str | None:
+def _cc_from_ss(text: str, data_port: int | None = None,
+               peer_port: int | None = None) -> str | None:
     """The congestion control of iperf3's data connection in `ss -tin` output.
 
     iperf3 sets -C on its data socket only; its control connection keeps the
     namespace default. With the data connection's local port known (`--cport`)
     that connection is read, and None is returned when it is not in the sample;
     otherwise the busiest connection is taken for it, which can be the control
-    connection while the data connection has sent no more than its cookie.
+    connection while the data connection has sent no more than its cookie. With
+    `peer_port` too, the connection between exactly those ports is read (the
+    server's reverse flow of --bidir: local port 5201, the client's second port).
     """
     best: tuple[int, str] | None = None
     local_port: int | None = None
+    remote_port: int | None = None
     for line in text.splitlines():
         if not line[:1].isspace():
             words = line.split()
             local_port = _port(words[3]) if len(words) > 3 else None
+            remote_port = _port(words[4]) if len(words) > 4 else None
             continue
         words = line.split()
         names = [w for w in words if ":" not in w and w not in _SS_FLAGS]
         if not names:
+            continue
+        if peer_port is not None:
+            if local_port == data_port and remote_port == peer_port:
+                return names[0]
             continue
         if data_port is not None:
             if local_port == data_port:
@@ -237,7 +334,7 @@ def _build(entry: SchemeEntry, spec: "RunSpec", paths: "ProjectPaths") -> TcpSch
     return TcpScheme(entry.name, CongestionControlResolver.for_project(paths),
                      impl=entry.value(spec, "cc_impl"),
                      probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
-                     recovery=_recovery_request(spec))
+                     recovery=_recovery_request(spec), both_directions=both_directions(spec))
 
 
 def _recovery_request(spec: "RunSpec") -> RecoveryRequest | None:

@@ -47,7 +47,7 @@ CLIENT_PORTS = range(20000, 32000)
 BUFFER_KB_PER_CPU = 4096
 POLL_S = 0.2
 READ_CHUNK = 1 << 16
-_FILTER_SPORT = re.compile(r"\bsport\s*==\s*(\d+)")
+_FILTER_SPORT = re.compile(r"\b[sd]port\s*==\s*(\d+)")
 
 
 class ProbeUnavailable(RuntimeError):
@@ -78,6 +78,9 @@ class _Record:
     owner_start: str | None
     client_port: int
     server_port: int
+    # The flow from the server's port to this client port (iperf3 --bidir's reverse stream,
+    # sent by the server), instead of the one from the client port to the server's.
+    reverse: bool = False
 
     def alive(self) -> bool:
         now = _process_start_time(self.owner)
@@ -111,13 +114,20 @@ class TcpProbeSetup:
                     "tcp_cong_state_set >= 5.19, built with CONFIG_FTRACE event tracing)")
         return root
 
-    def start(self, out_dir: Path, server_port: int, tag: str = "") -> "TcpProbeRecorder":
-        """Reserve a client port, create and arm the run's instance, start reading."""
+    def start(self, out_dir: Path, server_port: int, tag: str = "",
+              reverse_of: "TcpProbeRecorder | None" = None) -> "TcpProbeRecorder":
+        """Reserve a client port, create and arm the run's instance, start reading.
+
+        With `reverse_of` (a recording started for the same run), record instead the reverse
+        stream of iperf3 --bidir: sent by the server from `server_port` to the next client
+        port (iperf3 binds its second stream to --cport + 1, which _free_port keeps free).
+        """
         root = self.tracefs()
-        name = INSTANCE_PREFIX + (tag or secrets.token_hex(4))
+        name = INSTANCE_PREFIX + (tag or secrets.token_hex(4)) + ("-rev" if reverse_of else "")
+        out_dir.mkdir(parents=True, exist_ok=True)
         with self._locked():
             self._cleanup_stale_locked(root)
-            port = self._free_port(root)
+            port = reverse_of.client_port + 1 if reverse_of else self._free_port(root)
             instance = root / "instances" / name
             try:
                 instance.mkdir()
@@ -126,7 +136,7 @@ class TcpProbeSetup:
                 raise ProbeUnavailable(f"cannot create tracefs instance {instance}: "
                                        f"{reason}") from e
             record = _Record(name, os.getpid(), _process_start_time(os.getpid()), port,
-                             server_port)
+                             server_port, reverse=reverse_of is not None)
             self._write_record(record)
         recorder = TcpProbeRecorder(self, instance, record, out_dir)
         try:
@@ -192,7 +202,8 @@ class TcpProbeSetup:
                 used.update(int(p) for p in _FILTER_SPORT.findall(filt.read_text()))
             except OSError:
                 continue
-        free = [p for p in CLIENT_PORTS if p not in used]
+        # A run may use its port and the next (iperf3 --bidir's second stream): keep both free.
+        free = [p for p in CLIENT_PORTS if not {p - 1, p, p + 1} & used]
         if not free:
             raise ProbeUnavailable(f"every client port in {CLIENT_PORTS.start}-"
                                    f"{CLIENT_PORTS.stop - 1} is taken by a live tcp_probe "
@@ -228,7 +239,9 @@ class TcpProbeRecorder:
         self.instance = instance
         self.record = record
         self.out_dir = out_dir
-        self.filter = f"sport == {record.client_port} && dport == {record.server_port}"
+        self.filter = (f"sport == {record.server_port} && dport == {record.client_port}"
+                       if record.reverse else
+                       f"sport == {record.client_port} && dport == {record.server_port}")
         self._writer: ProbeCsvWriter | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

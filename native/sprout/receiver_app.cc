@@ -10,7 +10,7 @@
 #include "data_datagram.hh"
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
-#include "json_object.hh"
+#include "json_writer.hh"
 #include "sprout_estimator.hh"
 #include "system_error.hh"
 
@@ -34,7 +34,7 @@ std::unique_ptr<TickReceiver> ReceiverApp::fresh_receiver() const {
   if (config_.ewma) {
     estimator = std::make_unique<EwmaEstimator>();
   } else {
-    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.confidence);
+    estimator = std::make_unique<SproutEstimator>(*forecaster_, config_.quantile);
   }
   return std::make_unique<TickReceiver>(std::move(estimator));
 }
@@ -48,7 +48,7 @@ int ReceiverApp::poll_timeout_ms(uint64_t now_ms) const {
   return due > now_ms ? static_cast<int>(std::min<uint64_t>(due - now_ms, kTickMs)) : 0;
 }
 
-void ReceiverApp::run(SignalWatch& signals) {
+void ReceiverApp::run(SignalFd& signals) {
   std::cerr << "sprout-receiver: listening on " << socket_.local_address().str() << " ("
             << receiver_->estimator().name() << ")\n";
   while (!signals.triggered()) {
@@ -162,7 +162,7 @@ void ReceiverApp::advance_and_maybe_send(uint64_t now_ms) {
 JsonObject ReceiverApp::stats() const {
   JsonObject json;
   json.add("model", receiver_->estimator().name())
-      .add("confidence", config_.confidence)
+      .add("quantile", config_.quantile)
       .add("port", static_cast<int>(config_.port))
       .add("datagrams_received", datagrams_)
       .add("heartbeats_received", heartbeats_)

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "forecaster.hh"
-#include "json_object.hh"
-#include "signal_watch.hh"
+#include "json_writer.hh"
+#include "signal_fd.hh"
 #include "tick_receiver.hh"
 #include "udp_socket.hh"
 
@@ -20,7 +20,7 @@ struct ReceiverConfig {
   std::string bind_host = "0.0.0.0";
   uint16_t port = 0;
   bool ewma = false;
-  double confidence = kDefaultConfidence;
+  double quantile = kDefaultQuantile;  // the forecast's lower quantile (the paper's confidence: 1 - this)
 };
 
 class ReceiverApp {
@@ -28,7 +28,7 @@ class ReceiverApp {
   explicit ReceiverApp(const ReceiverConfig& config);
 
   // Runs until SIGINT/SIGTERM arrives on `signals`.
-  void run(SignalWatch& signals);
+  void run(SignalFd& signals);
   // Counters, times and the model's cost, for the stats file.
   JsonObject stats() const;
 

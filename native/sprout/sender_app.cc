@@ -25,7 +25,7 @@ SenderApp::SenderApp(const SenderConfig& config) : config_(config) {
   }
 }
 
-void SenderApp::run(SignalWatch& signals) {
+void SenderApp::run(SignalFd& signals) {
   start_ms_ = monotonic_ms();
   next_heartbeat_ms_ = start_ms_;  // announce ourselves at once
   const uint64_t deadline =

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "json_object.hh"
+#include "json_writer.hh"
 #include "sender_window.hh"
-#include "signal_watch.hh"
+#include "signal_fd.hh"
 #include "throwaway_tracker.hh"
 #include "udp_socket.hh"
 
@@ -28,7 +28,7 @@ class SenderApp {
   explicit SenderApp(const SenderConfig& config);
 
   // Runs for the configured duration or until SIGINT/SIGTERM.
-  void run(SignalWatch& signals);
+  void run(SignalFd& signals);
   JsonObject stats() const;
   uint64_t forecasts_received() const { return forecasts_received_; }
 

@@ -21,7 +21,7 @@ constexpr double kTickSeconds = 0.02;
 constexpr int kMaxArrivalsPerTick = 30;      // per-tick counts 0..29 are modelled, the tail dropped
 constexpr int kHorizons = 8;                 // forecast 8 ticks = 160 ms ahead
 constexpr int kTargetDelayTicks = 5;         // 100 ms of queue
-constexpr double kDefaultConfidence = 0.05;  // the forecast is this lower quantile
+constexpr double kDefaultQuantile = 0.05;  // the forecast is this lower quantile (the paper's "95% confidence")
 
 // Counting packets at the receiver: fractional packets of this many bytes.
 constexpr double kCountingPacketBytes = 1400.0;

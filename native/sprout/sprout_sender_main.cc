@@ -1,71 +1,51 @@
 // sprout-sender: a saturating Sprout sender (always has data to send).
-#include <cmath>
 #include <exception>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
 
-#include "cli_args.hh"
+#include "arg_parser.hh"
 #include "sender_app.hh"
-#include "signal_watch.hh"
+#include "signal_fd.hh"
 
+using namespace netrepro;
 using namespace netrepro::sprout;
-
-namespace {
-const char* const kUsage =
-    "usage: sprout-sender --host H --port P [--duration-s S] [--stats FILE] [--log FILE]\n"
-    "  --host H        receiver's IPv4 address\n"
-    "  --port P        receiver's UDP port (1..65535)\n"
-    "  --duration-s S  stop after S seconds (default: run until SIGINT/SIGTERM)\n"
-    "  --stats FILE    write stats JSON here at the end\n"
-    "  --log FILE      one line per forecast: time, queue estimate, window, counts\n"
-    "Exit status: 0 ok, 1 error, 2 bad usage, 3 no forecast ever arrived.\n";
-}
 
 int main(int argc, char** argv) {
   SenderConfig config;
   std::string stats_path;
+  uint64_t port = 0;
+  ArgParser parser("sprout-sender", "",
+                   "Sends what the Sprout window allows to a sprout-receiver.\n"
+                   "Exit status: 0 ok, 1 error, 2 bad usage, 3 no forecast ever arrived.");
+  parser.text("--host", "H", "receiver's IPv4 address", &config.host, Need::Required)
+      .integer("--port", "P", "receiver's UDP port", &port, 1, 65535, Need::Required)
+      .number("--duration-s", "S", "stop after S seconds (default: until SIGINT/SIGTERM)",
+              &config.duration_s, 0.0, std::numeric_limits<double>::max())
+      .text("--stats", "FILE", "write stats JSON here at the end", &stats_path)
+      .text("--log", "FILE", "one line per forecast: time, queue estimate, window, counts",
+            &config.log_path);
   try {
-    CliArgs args(argc, argv);
-    bool have_host = false;
-    bool have_port = false;
-    while (!args.done()) {
-      const std::string flag = args.next_flag();
-      if (flag == "--host") {
-        config.host = args.value(flag);
-        have_host = true;
-      } else if (flag == "--port") {
-        config.port = CliArgs::parse_port(flag, args.value(flag));
-        have_port = true;
-      } else if (flag == "--duration-s") {
-        config.duration_s = CliArgs::parse_double(flag, args.value(flag), 0.0,
-                                                  std::numeric_limits<double>::infinity());
-      } else if (flag == "--stats") {
-        stats_path = args.value(flag);
-      } else if (flag == "--log") {
-        config.log_path = args.value(flag);
-      } else if (flag == "--help" || flag == "-h") {
-        std::cout << kUsage;
-        return 0;
-      } else {
-        throw UsageError("unknown flag '" + flag + "'");
-      }
-    }
-    if (!have_host || !have_port) {
-      throw UsageError("--host and --port are required");
+    if (!parser.parse(argc, argv)) {
+      std::cout << parser.usage();
+      return 0;
     }
   } catch (const UsageError& e) {
-    std::cerr << "sprout-sender: " << e.what() << "\n" << kUsage;
+    std::cerr << "sprout-sender: " << e.what() << "\n" << parser.usage();
     return 2;
   }
+  config.port = static_cast<uint16_t>(port);
 
   try {
-    SignalWatch signals;
+    if (!stats_path.empty()) {
+      JsonObject::check_writable(stats_path);
+    }
+    SignalFd signals;
     SenderApp app(config);
     app.run(signals);
     const JsonObject stats = app.stats();
     if (!stats_path.empty()) {
-      stats.write(stats_path);
+      stats.write_file(stats_path);
     }
     std::cerr << "sprout-sender: stopped\n" << stats.str();
     if (app.forecasts_received() == 0) {
@@ -76,7 +56,7 @@ int main(int argc, char** argv) {
     }
   } catch (const std::invalid_argument& e) {
     // e.g. a host that is not an IPv4 address
-    std::cerr << "sprout-sender: " << e.what() << "\n" << kUsage;
+    std::cerr << "sprout-sender: " << e.what() << "\n" << parser.usage();
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "sprout-sender: " << e.what() << "\n";

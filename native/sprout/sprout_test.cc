@@ -14,6 +14,7 @@
 #include "data_datagram.hh"
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
+#include "peer_datagram.hh"
 #include "forecaster.hh"
 #include "loss_tracker.hh"
 #include "poisson.hh"
@@ -576,4 +577,76 @@ TEST(Simulation, SproutStartsAndKeepsSending) {
   for (size_t i = 10; i < r.delivered_per_100ms.size(); ++i) {
     EXPECT_GT(r.delivered_per_100ms[i], 0) << "no data delivered in 100-ms window " << i;
   }
+}
+
+
+// The bidirectional endpoint's datagram: data with the sender's own forecast riding on it.
+TEST(PeerDatagram, RoundTripWithAndWithoutForecast) {
+  PeerDatagram d;
+  d.time_to_next_ms = 50;
+  d.throwaway_window = 1490;
+  d.seq = 123456789012ULL;
+  d.payload_length = 1440 - PeerDatagram::kForecastBytes;
+  Forecast f;
+  f.received_or_lost = 987654321;
+  f.tick_start_ms = 1000020;
+  f.counts = {1, 2, 3, 4, 5, 6, 7, 60000};
+  d.forecast = f;
+  const std::string wire = d.encode();
+  EXPECT_EQ(wire.size(), PeerDatagram::kHeaderBytes + 1440);  // a full datagram: 1455 bytes
+  const PeerDatagram back = PeerDatagram::decode(wire);
+  ASSERT_TRUE(back.forecast.has_value());
+  EXPECT_EQ(*back.forecast, f);  // both fit in 32 bits here
+  EXPECT_EQ(back.seq, d.seq);
+  EXPECT_EQ(back.payload_length, d.payload_length);
+  EXPECT_EQ(back.throwaway_window, 1490);
+  EXPECT_EQ(back.time_to_next_ms, 50);
+  EXPECT_EQ(back.carried_bytes(), 1440u);
+
+  PeerDatagram heartbeat;
+  EXPECT_EQ(heartbeat.encode().size(), 15u);
+  const PeerDatagram hb = PeerDatagram::decode(heartbeat.encode());
+  EXPECT_FALSE(hb.forecast.has_value());
+  EXPECT_EQ(hb.carried_bytes(), 0u);
+  heartbeat.forecast = f;
+  // 39 bytes of UDP payload: 67 of IPv4, 71 counted as mahimahi counts (IP + 4), about the
+  // reference's heartbeat, so 20 a second fit in one 1504-byte opportunity a second.
+  EXPECT_EQ(heartbeat.encode().size(), 39u);
+  EXPECT_LT(20 * (heartbeat.encode().size() + 28 + 4), 1504u);
+}
+
+TEST(PeerDatagram, RefusesOversizeAndMalformed) {
+  PeerDatagram d;
+  d.payload_length = 1430;
+  d.forecast = Forecast{};
+  EXPECT_THROW(d.encode(), std::invalid_argument);  // 1430 + 24 > 1440
+  d.payload_length = 0;
+  d.forecast->counts[7] = 70000;
+  EXPECT_THROW(d.encode(), std::invalid_argument);  // a count beyond 16 bits
+  d.forecast.reset();
+  d.payload_length = 10;
+  std::string wire = d.encode();
+  EXPECT_THROW(PeerDatagram::decode(wire.substr(0, 10)), std::invalid_argument);
+  EXPECT_THROW(PeerDatagram::decode(wire + std::string(1440, 'x')), std::invalid_argument);
+  wire[14] = 1;  // flags a forecast that is not there
+  EXPECT_THROW(PeerDatagram::decode(wire.substr(0, 20)), std::invalid_argument);
+  wire[14] = 4;
+  EXPECT_THROW(PeerDatagram::decode(wire), std::invalid_argument);
+  wire[14] = 0;
+  wire[1] = 1;  // the old, wider version
+  EXPECT_THROW(PeerDatagram::decode(wire), std::invalid_argument);
+}
+
+TEST(PeerDatagram, RestoresTheHighBits) {
+  // received_or_lost travels as its low 32 bits; the sender's next_seq gives the rest.
+  const uint64_t next_seq = (5ULL << 32) + 100;
+  EXPECT_EQ(PeerDatagram::restore_received_or_lost(40, next_seq), (5ULL << 32) + 40);
+  EXPECT_EQ(PeerDatagram::restore_received_or_lost(0xFFFFFF00u, next_seq),
+            (4ULL << 32) + 0xFFFFFF00u);  // just below a 2^32 boundary
+  EXPECT_EQ(PeerDatagram::restore_received_or_lost(100, 100), 100u);
+  EXPECT_EQ(PeerDatagram::restore_received_or_lost(0, 0), 0u);
+  EXPECT_TRUE(PeerDatagram::tick_after(1020, 1000));
+  EXPECT_FALSE(PeerDatagram::tick_after(1000, 1000));
+  EXPECT_FALSE(PeerDatagram::tick_after(980, 1000));
+  EXPECT_TRUE(PeerDatagram::tick_after((1ULL << 32) + 10, 0xFFFFFFF0u));  // across a wrap
 }

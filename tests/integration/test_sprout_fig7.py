@@ -1,7 +1,8 @@
 """A tiny sprout-fig7 matrix end to end through the real runner: runs, figure, CSVs, table.
 
-Two schemes on the Verizon LTE downlink for 10 s each, plus a panel whose trace
-is missing: its runs fail at once, and the figure says so instead of plotting them.
+Two schemes on Verizon LTE for 10 s each (both directions loaded, 2 s not scored; the
+downlink panel drawn), plus a network whose trace is missing: its runs fail at once, and the
+figure says so instead of plotting them.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _csv(path) -> list[dict[str, str]]:
 
 def test_tiny_matrix_end_to_end(paths, traces) -> None:
     exp = SproutFig7(traces=traces, networks=(TRACES[0], MISSING), directions=(DOWNLINK,),
-                     schemes=("sprout", "cubic"), quick_duration_s=10.0)
+                     schemes=("sprout", "cubic"), quick_warmup_s=2.0, quick_scored_s=8.0)
     specs = exp.matrix(quick=True)
     assert len(specs) == 4
     result = MatrixRunner(paths, traces, jobs=1).run(exp, specs)
@@ -44,12 +45,18 @@ def test_tiny_matrix_end_to_end(paths, traces) -> None:
         assert float(row["throughput_mbps"]) > 0.1
         e2e, omni = float(row["p95_e2e_delay_ms"]), float(row["omniscient_p95_e2e_delay_ms"])
         assert float(row["self_inflicted_delay_ms"]) == round(e2e - omni, 6)
+        assert row["loads"] == "both directions" and row["warmup_s"] == "2"
     assert [r["provider"] for r in rows if r["scheme"] == "cubic"] == ["builtin"]
 
     table = _csv(store.root / "table.csv")
     assert [(r["scheme"], r["panels"]) for r in table] == [("cubic", "1")]
-    assert float(table[0]["speedup"]) > 0 and table[0]["paper_speedup"] == "0.91"
+    assert float(table[0]["speedup"]) > 0 and table[0]["paper_speedup"].startswith("0.91")
     assert "not reported here" not in (store.root / "table.md").read_text()
+    assert (store.root / "paper-comparison.csv").stat().st_size > 0
+    # The uplink of the same runs was measured too (the reverse direction's metrics).
+    for run in {r["run"] for r in rows}:
+        metrics = (store.runs_dir / run / "metrics.json").read_text()
+        assert '"reverse"' in metrics
 
     missing = _csv(store.root / "missing.csv")
     assert len(missing) == 2 and all("TraceMissing" in r["reason"] for r in missing)

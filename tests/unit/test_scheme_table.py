@@ -29,7 +29,8 @@ def required_values(name: str) -> dict[str, object]:
 def built_paths(tmp_path: Path) -> ProjectPaths:
     """A project whose native programs 'exist' (empty files): building touches no machine."""
     for component, name in (("grump", "grump-sender"), ("grump", "grump-receiver"),
-                            ("sprout", "sprout-sender"), ("sprout", "sprout-receiver")):
+                            ("sprout", "sprout-sender"), ("sprout", "sprout-receiver"),
+                            ("sprout", "sprout-peer"), ("link", "netrepro-link")):
         path = tmp_path / "build" / "native" / component / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()

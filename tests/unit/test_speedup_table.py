@@ -38,7 +38,10 @@ def test_averages_over_panels_by_hand() -> None:
     assert cubic.panels == 2
     assert cubic.speedup == pytest.approx((0.5 + 1.5) / 2)  # 1.0
     assert cubic.speedup_geomean == pytest.approx((0.5 * 1.5) ** 0.5)  # 0.8660
-    assert cubic.delay_reduction == pytest.approx((20 + 400) / 2)  # 210
+    # The paper's averaging: the mean of Cubic's delays / the mean of Sprout's (0.5 counts as 1)
+    assert cubic.delay_reduction == pytest.approx(((1000 + 400) / 2) / ((50 + 1) / 2))  # 27.45
+    assert cubic.delay_reduction_mean_of_ratios == pytest.approx((20 + 400) / 2)  # 210
+    assert (cubic.mean_delay_ms, cubic.reference_mean_delay_ms) == (700.0, 25.5)
     assert cubic.delay_reduction_geomean == pytest.approx((20 * 400) ** 0.5)  # 89.44
     assert cubic.paper == PAPER["cubic"] and cubic.label == "Cubic"
     vegas = rows["vegas"]
@@ -60,8 +63,9 @@ def test_panels_without_sprout_do_not_count() -> None:
 def test_markdown_puts_the_paper_beside_ours() -> None:
     text = table_markdown(speedup_table(PANELS, ["cubic", "vegas", "bic"], paper=PAPER),
                           title="T", notes=["a note"])
-    assert "| Cubic | 2 | 1.00x | 0.91x | 210.00x | 79.00x |" in text
-    assert f"| Vegas (eBPF) | 1 | 2.00x | {NOT_REPORTED} | 2.00x | {NOT_REPORTED} |" in text
+    assert "| Cubic | 2 | 1.00x | 0.91x | 27.45x | 79.00x | 210.00x | 0.70 s |" in text
+    assert f"| Vegas (eBPF) | 1 | 2.00x | {NOT_REPORTED} | 2.00x | {NOT_REPORTED} | 2.00x |" \
+        in text
     assert "| BIC | 0 | no result |" in text
     assert text.startswith("# T\n") and "- a note" in text
 
@@ -72,7 +76,8 @@ def test_csv(tmp_path) -> None:
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows[0]["scheme"] == "cubic" and rows[0]["speedup"] == "1"
-    assert rows[0]["paper_speedup"] == "0.91" and rows[0]["delay_reduction"] == "210"
+    assert rows[0]["paper_speedup"] == "0.91" and rows[0]["delay_reduction"] == "27.451"
+    assert rows[0]["delay_reduction_mean_of_ratios"] == "210"
     assert rows[1]["scheme"] == "bic" and rows[1]["speedup"] == "" and rows[1]["panels"] == "0"
 
 

@@ -37,14 +37,23 @@ def test_registered(tmp_path: Path) -> None:
     assert isinstance(get_experiment("sprout-risk", traces), SproutRisk)
 
 
-def test_full_matrix_is_every_scheme_on_every_trace_both_ways(fig7: SproutFig7) -> None:
+def test_full_matrix_is_every_scheme_on_every_network_with_both_directions_loaded(
+        fig7: SproutFig7) -> None:
     specs = fig7.matrix(quick=False)
-    assert len(specs) == 4 * 2 * 8
-    assert {s.scheme for s in specs} == set(SCHEMES)
-    assert all(s.once and s.delay_ms == 20 and s.queue == "infinite" and s.trial == 1
-               for s in specs)
-    assert {s.data_trace for s in specs} == {f"{b}.{e}" for b in (*PRESENT, "ATT-LTE-driving")
-                                             for e in ("down", "up")}
+    assert len(specs) == 4 * 9  # one run per network and scheme gives both panels' points
+    assert {s.scheme for s in specs} == set(SCHEMES) and "cubic-codel" in SCHEMES
+    assert all(s.once and s.delay_ms == 20 and s.trial == 1 for s in specs)
+    assert {s.queue for s in specs if s.scheme != "cubic-codel"} == {"infinite"}
+    assert {s.queue for s in specs if s.scheme == "cubic-codel"} == {"codel"}
+    assert all(s.option("directions") == "both" and s.option("warmup_s") == 60.0 and
+               s.option("offset_s") is None for s in specs)
+    assert {(s.data_trace, s.ack_trace) for s in specs} == {
+        (f"{b}.down", f"{b}.up") for b in (*PRESENT, "ATT-LTE-driving")}
+    one_way = fig7.one_way_variant().matrix(quick=False)
+    assert len(one_way) == 4 * 2 * 9 and {s.option("directions") for s in one_way} == {"one"}
+    assert {s.data_trace for s in one_way} == {f"{b}.{e}" for b in (*PRESENT, "ATT-LTE-driving")
+                                               for e in ("down", "up")}
+    assert not {s.run_id() for s in specs} & {s.run_id() for s in one_way}
 
 
 def test_directions(fig7: SproutFig7) -> None:
@@ -56,18 +65,33 @@ def test_directions(fig7: SproutFig7) -> None:
             assert panel.direction == UPLINK
             assert (panel.data_trace, panel.ack_trace) == (f"{base}.up", f"{base}.down")
     for spec in fig7.matrix(quick=True):
+        assert fig7.panel_of(spec).direction == DOWNLINK
+        assert fig7.panel_of(spec, reverse=True).direction == UPLINK
+    for spec in fig7.one_way_variant().matrix(quick=True):
         assert spec.data_trace.rsplit(".", 1)[0] == spec.ack_trace.rsplit(".", 1)[0]
         assert spec.data_trace != spec.ack_trace
 
 
-def test_quick_is_the_first_minute_and_trials_repeat(fig7: SproutFig7) -> None:
+def test_quick_is_one_stretch_per_network_and_trials_repeat(fig7: SproutFig7) -> None:
     quick = fig7.matrix(quick=True)
-    assert len(quick) == 64 and all(s.duration_s == 60.0 for s in quick)
+    assert len(quick) == 36 and all(s.duration_s == 40.0 for s in quick)
+    assert all(s.option("warmup_s") == 10.0 for s in quick)
+    # The same stretch for every scheme of a network.
+    for base in {s.data_trace for s in quick}:
+        assert len({s.option("offset_s") for s in quick if s.data_trace == base}) == 1
     three = fig7.matrix(quick=True, trials=3)
-    assert len(three) == 192 and len({s.run_id() for s in three}) == 192
+    assert len(three) == 108 and len({s.run_id() for s in three}) == 108
     assert {s.trial for s in three} == {1, 2, 3}
-    # 64 minute-long runs: the plan at --jobs 3 stays under half an hour
-    assert sum((s.duration_s or 0.0) + PER_RUN_OVERHEAD_S for s in quick) / 3 < 30 * 60
+
+
+def test_quick_plan_of_both_sprout_experiments(fig7: SproutFig7, tmp_path: Path) -> None:
+    """sprout-fig7 and sprout-risk quick share their common runs (the run id leaves the
+    experiment out); their plan at 10 side by side stays under 6 minutes of run time."""
+    risk = SproutRisk(traces=fig7.traces)
+    runs = {s.dirname(): s for s in [*fig7.matrix(quick=True), *risk.matrix(quick=True)]}
+    assert len(runs) == 36 + 4  # Sprout 95%, Sprout-EWMA and Cubic are fig7's runs
+    waves = -(-len(runs) // 10)
+    assert waves * (40.0 + PER_RUN_OVERHEAD_S) < 6 * 60
 
 
 def test_verizon_lte_substitute(tmp_path: Path) -> None:
@@ -83,21 +107,26 @@ def test_verizon_lte_substitute(tmp_path: Path) -> None:
 
 
 def test_risk_matrix(tmp_path: Path) -> None:
-    exp = SproutRisk(trace_set(tmp_path))
+    exp = SproutRisk(traces=_traces(tmp_path / "traces"))
     specs = exp.matrix(quick=True)
+    # The paper's confidences, 95% (the default: no parameter, the forecast's 5th percentile)
     assert [s.param("confidence") for s in specs if s.scheme == "sprout"] == \
-        [0.05, 0.25, 0.5, 0.75, 0.95]
+        [None, 0.75, 0.5, 0.25, 0.05]
     assert [s.scheme for s in specs if s.scheme != "sprout"] == ["sprout-ewma", "cubic"]
-    assert all(s.data_trace == "Verizon-LTE-short.down" and s.ack_trace ==
-               "Verizon-LTE-short.up" and s.duration_s == 60.0 for s in specs)
+    assert all(s.data_trace == "TMobile-UMTS-driving.down" and s.ack_trace ==
+               "TMobile-UMTS-driving.up" and s.duration_s == 40.0 and
+               s.option("directions") == "both" for s in specs)
     assert all(s.once for s in exp.matrix(quick=False))
     assert len(exp.matrix(quick=False, trials=2)) == 14
+    one_way = exp.one_way_variant().matrix(quick=True)
+    assert {(s.data_trace, s.option("directions")) for s in one_way} == {
+        ("TMobile-UMTS-driving.up", "one")}
 
 
 # Throughput (Mbit/s) and p95 end-to-end delay (ms) of the hand-made runs.
 FAKE = {"sprout": (2.0, 121.0), "sprout-ewma": (2.5, 321.0), "cubic": (4.0, 2021.0),
-        "vegas": (2.0, 221.0), "reno": (4.0, 1521.0), "hybla": (4.0, 3021.0),
-        "bbr": (4.0, 521.0)}
+        "cubic-codel": (3.0, 171.0), "vegas": (2.0, 221.0), "reno": (4.0, 1521.0),
+        "hybla": (4.0, 3021.0), "bbr": (4.0, 521.0)}
 PROVIDER = {"cubic": "builtin", "reno": "builtin", "bbr": "builtin", "vegas": "ebpf",
             "hybla": "ebpf"}
 
@@ -117,15 +146,18 @@ def test_figures_plot_finished_runs_only_and_say_what_is_missing(fig7, tmp_path)
         else:
             thr, e2e = FAKE[spec.scheme]
             provider = PROVIDER.get(spec.scheme)
+            # Both directions: the uplink (reverse) carries half the downlink's throughput.
+            reverse = dict(throughput_mbps=thr / 2, p95_e2e_delay_ms=e2e, **AXIS)
             add_done(store, spec, throughput_mbps=thr, p95_e2e_delay_ms=e2e, utilization=0.5,
-                     capacity_mbps=8.0, **AXIS, **({"cc_provider": provider} if provider else {}))
+                     capacity_mbps=8.0, reverse=reverse, **AXIS,
+                     **({"cc_provider": provider} if provider else {}))
     files = {f.name for f in fig7.make_figures(store, store.root)}
     assert {"fig7.png", "fig7.svg", "summary.csv", "missing.csv", "table.csv",
-            "table.md"} <= files
+            "table.md", "paper-comparison.csv"} <= files
     assert len([f for f in files if f.startswith("panel-") and f.endswith(".png")]) == 8
 
     rows = _csv(store.root / "summary.csv")
-    assert len(rows) == 6 * 7  # 6 panels with traces x 7 schemes that ran; no zeros
+    assert len(rows) == 6 * 8  # 6 panels with traces x 8 schemes that ran; no zeros
     assert not [r for r in rows if r["scheme"] == "bic" or r["data_trace"].startswith("ATT")]
     sprout = next(r for r in rows if r["scheme"] == "sprout")
     assert float(sprout["self_inflicted_delay_ms"]) == 100  # 121 - (1 + 20)
@@ -133,9 +165,13 @@ def test_figures_plot_finished_runs_only_and_say_what_is_missing(fig7, tmp_path)
         ("Verizon LTE", "downlink", "True")
     assert {r["label"] for r in rows if r["scheme"] == "vegas"} == {"Vegas (eBPF)"}
     assert {r["substitute"] for r in rows if r["trace"] != "Verizon LTE"} == {"False"}
+    # One run, two rows: the downlink from its data log, the uplink from its reverse one.
+    up = next(r for r in rows if r["scheme"] == "sprout" and r["direction"] == "uplink")
+    assert up["run"] == sprout["run"] and float(up["throughput_mbps"]) == 1.0
+    assert up["data_trace"] == "Verizon-LTE-short.up" and up["loads"] == "both directions"
 
     missing = _csv(store.root / "missing.csv")
-    assert len(missing) == 2 * 8 + 6  # the ATT panels, and BIC everywhere else
+    assert len(missing) == 9 + 3  # the ATT network's runs, and BIC on the other three
 
     cov = fig7.coverage(store)
     att = next(p for p in fig7.panels() if p.base == "ATT-LTE-driving")
@@ -151,7 +187,17 @@ def test_figures_plot_finished_runs_only_and_say_what_is_missing(fig7, tmp_path)
     assert float(table["cubic"]["delay_reduction"]) == 20
     assert table["bic"]["panels"] == "0"
     md = (store.root / "table.md").read_text()
-    assert "| Vegas (eBPF) | 6 | 1.00x | 1.10x | 2.00x | 2.10x |" in md
+    assert "| Vegas (eBPF) | 6 | 1.00x | 1.11x | 2.00x | 2.10x | 2.00x | 0.20 s |" in md
+    assert "| Cubic-CoDel | 6 | 0.67x | 0.70x | 1.50x | 1.60x |" in md
+
+    paper = _csv(store.root / "paper-comparison.csv")
+    evdo = {r["scheme"]: r for r in paper if r["trace"] == "Verizon 3G (1xEV-DO)"
+            and r["direction"] == "downlink"}
+    assert (evdo["sprout"]["paper_throughput_mbps"], evdo["sprout"]["paper_self_inflicted_delay_ms"]
+            ) == ("0.209", "1287")
+    assert evdo["cubic"]["throughput_vs_sprout"] == "2" and evdo["cubic"]["rank_by_delay"] == "5"
+    assert evdo["sprout"]["rank_by_delay"] == "1" and evdo["sprout"]["paper_rank_by_delay"] == "1"
+    assert evdo["cubic-codel"]["paper_throughput_mbps"] == ""  # no per-panel paper values
     assert "Verizon-LTE-short substitutes for Verizon-LTE-driving" in md
 
 
@@ -160,21 +206,53 @@ def test_no_figure_before_any_run(fig7, tmp_path) -> None:
 
 
 def test_risk_figure(tmp_path) -> None:
-    exp = SproutRisk(traces=_traces(tmp_path / "traces", ("Verizon-LTE-short",)))
+    exp = SproutRisk(traces=_traces(tmp_path / "traces"))
     store = ExperimentStore(tmp_path / "results" / exp.name)
     for spec in exp.matrix(quick=True):
         c = spec.param("confidence")
-        if c == 0.95:
+        if c == 0.75:
             add_failed(store, spec, "RuntimeError: sender crashed")
             continue
-        add_done(store, spec, throughput_mbps=1 + (c or 0), p95_e2e_delay_ms=121 + 100 * (c or 0),
-                 **AXIS)
+        # Only the uplink (the reverse direction) is scored.
+        up = dict(throughput_mbps=1 + (1 - (c or 0.95)), p95_e2e_delay_ms=121.0, **AXIS)
+        add_done(store, spec, throughput_mbps=99.0, p95_e2e_delay_ms=9999.0, reverse=up, **AXIS)
     files = {f.name for f in exp.make_figures(store, store.root)}
     assert {"throughput-vs-delay.png", "summary.csv", "missing.csv"} <= files
     rows = _csv(store.root / "summary.csv")
     assert [(r["scheme"], r["confidence"]) for r in rows] == [
-        ("sprout", "0.05"), ("sprout", "0.25"), ("sprout", "0.5"), ("sprout", "0.75"),
+        ("sprout", "0.95"), ("sprout", "0.5"), ("sprout", "0.25"), ("sprout", "0.05"),
         ("sprout-ewma", ""), ("cubic", "")]
+    assert {r["direction"] for r in rows} == {"uplink"}
+    assert {float(r["throughput_mbps"]) < 99 for r in rows} == {True}
+    assert (rows[0]["paper_throughput_mbps"], rows[0]["paper_self_inflicted_delay_ms"]) == \
+        ("0.37", "136")
+    assert rows[3]["paper_self_inflicted_delay_ms"] == "999"
     missing = _csv(store.root / "missing.csv")
     assert [(r["params"], r["reason"]) for r in missing] == [
-        ("confidence=0.95", "RuntimeError: sender crashed")]
+        ("confidence=0.75", "RuntimeError: sender crashed")]
+
+
+def test_the_papers_own_points_give_its_summary_table(fig7: SproutFig7) -> None:
+    """The paper's averaging on its Figure 7 points reproduces its introduction's table."""
+    paper = fig7.paper_table_values()
+    assert paper["cubic"].speedup == pytest.approx(0.91, abs=0.005)
+    assert paper["cubic"].delay_reduction == pytest.approx(79, abs=0.5)
+    assert paper["vegas"].speedup == pytest.approx(1.1, abs=0.05)
+    assert paper["vegas"].delay_reduction == pytest.approx(2.1, abs=0.05)
+    assert (paper["cubic-codel"].speedup, paper["cubic-codel"].delay_reduction) == (0.70, 1.6)
+
+
+def test_substitute_panels_compare_the_paper_as_ratios(fig7: SproutFig7) -> None:
+    from analysis.tradeoff import TradeoffPoint
+    verizon = fig7.panels()[0]
+    assert verizon.substitute
+    ours = {"sprout": TradeoffPoint("sprout", 1, 2.0, 0.0, 50.0, 0.0)}
+    published = {p.scheme: p for p in fig7.published(verizon, ours)}
+    # The paper's Sprout (4741 kbit/s, 73 ms) sits on ours; the others keep their ratios to it.
+    assert published["sprout"].throughput_mbps == pytest.approx(2.0)
+    assert published["sprout"].delay_ms == pytest.approx(50.0)
+    assert published["cubic"].throughput_mbps == pytest.approx(2.0 * 5719 / 4741)
+    assert published["cubic"].delay_ms == pytest.approx(50.0 * 7568 / 73)
+    assert {p.label for p in published.values()} == {"paper, scaled"}
+    evdo = fig7.panels()[2]
+    assert {p.label for p in fig7.published(evdo, {})} == {"paper"}

@@ -156,10 +156,12 @@ def test_ports_in_other_filters_and_live_records_are_avoided(
             "owner_start": tcp_probe_recorder._process_start_time(os.getpid()),
             "client_port": 20001, "server_port": 5201}
     (state / "netrepro-nrlive1.json").write_text(json.dumps(live))
-    monkeypatch.setattr(tcp_probe_recorder, "CLIENT_PORTS", range(20000, 20003))
+    # A run uses its port and the next (iperf3 --bidir's reverse stream): 20002 is next to
+    # the live 20001's, and taking it would let that run's second stream collide.
+    monkeypatch.setattr(tcp_probe_recorder, "CLIENT_PORTS", range(20000, 20004))
     setup = TcpProbeSetup(state, tracefs=tracefs)
-    assert setup._free_port(tracefs) == 20002
-    monkeypatch.setattr(tcp_probe_recorder, "CLIENT_PORTS", range(20000, 20002))
+    assert setup._free_port(tracefs) == 20003
+    monkeypatch.setattr(tcp_probe_recorder, "CLIENT_PORTS", range(20000, 20003))
     with pytest.raises(ProbeUnavailable, match="every client port"):
         setup._free_port(tracefs)
 
