@@ -33,7 +33,14 @@ def test_interrupt_then_resume(tmp_path, fixed_trace) -> None:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the first run never finished"
         time.sleep(0.2)
-    time.sleep(2.0)  # the second run is now in the middle of its measurement
+    # Interrupt the second run in the middle of its measurement: once its emulator is up
+    # (a fixed sleep raced the child's start-up on a loaded machine).
+    pool = results / "runs"
+    while not list(pool.glob(".tmp-*/link-ready")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline + 60, "the second run never started measuring"
+        time.sleep(0.1)
+    time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = proc.communicate(timeout=60)
     first = _last_json(out)
