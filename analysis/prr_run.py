@@ -52,6 +52,7 @@ from analysis.drop_check import DropVerdict, verify_drops
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
+from analysis.window_sanity import check_windows
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 SENDER_PCAP = "sender.pcap"
@@ -216,6 +217,9 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
                                    if e.end_s is not None) if run.probe is not None else None),
         "timeouts": (sum(e.timeouts for e in run.episodes) if run.probe is not None else None),
     }
+    window = check_windows(run.probe, run.sender.mss) if run.probe is not None else None
+    m["window_valid"] = None if window is None else window.valid
+    m["window_verdict"] = None if window is None else (window.reason() or "ok")
     delays = path_delays_ms(run)
     m["path_delay_median_ms"] = float(np.median(delays)) if delays else None
     m["path_delay_max_ms"] = max(delays) if delays else None

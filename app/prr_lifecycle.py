@@ -174,13 +174,16 @@ def _sender_sysctls(out: Path) -> dict[str, str]:
 
 
 def metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
-    """The run's metrics; RunInvalid when the drops were not exactly the plan."""
+    """The run's metrics; RunInvalid when the drops were not exactly the plan or the kernel's
+    window was absurd (analysis/window_sanity.py)."""
     run = load_prr_run(run_dir, meta)
     m = prr_run_metrics(run, meta)
     problems = list((meta.get("controller") or {}).get("plan_problems") or [])
     if not run.verdict.valid or problems:
         reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
         raise RunInvalid("drops not as planned: " + "; ".join(reasons))
+    if m.get("window_valid") is False:
+        raise RunInvalid(str(m["window_verdict"]))
     return m
 
 
