@@ -53,6 +53,7 @@ from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
 from schemes.base import RunInvalid
+from analysis.window_sanity import check_windows
 from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 SENDER_PCAP = "sender.pcap"
@@ -217,6 +218,9 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
                                    if e.end_s is not None) if run.probe is not None else None),
         "timeouts": (sum(e.timeouts for e in run.episodes) if run.probe is not None else None),
     }
+    window = check_windows(run.probe, run.sender.mss) if run.probe is not None else None
+    m["window_valid"] = None if window is None else window.valid
+    m["window_verdict"] = None if window is None else (window.reason() or "ok")
     delays = path_delays_ms(run)
     m["path_delay_median_ms"] = float(np.median(delays)) if delays else None
     m["path_delay_max_ms"] = max(delays) if delays else None
@@ -259,10 +263,15 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_drops_as_planned(run_dir: Path, meta: dict[str, Any]) -> None:
-    """RunInvalid unless exactly the planned segments were dropped, each retransmitted: a run
-    where the controller dropped something else, or nothing, is no measurement of the plan."""
+    """RunInvalid unless exactly the planned segments were dropped, each retransmitted (a run
+    where the controller dropped something else, or nothing, is no measurement of the plan),
+    and the kernel's window stayed sane (analysis/window_sanity.py: a stale ssthresh the
+    kernel took from an eBPF congestion control once made cwnd 2183148773)."""
     run = load_prr_run(run_dir, meta)
     problems = list((meta.get("controller") or {}).get("plan_problems") or [])
     if not run.verdict.valid or problems:
         reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
         raise RunInvalid("drops not as planned: " + "; ".join(reasons))
+    window = check_windows(run.probe, run.sender.mss) if run.probe is not None else None
+    if window is not None and not window.valid:
+        raise RunInvalid(window.reason())

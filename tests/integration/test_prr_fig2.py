@@ -29,6 +29,7 @@ def test_one_run_drops_exactly_the_plan_and_reads_the_kernel(
     assert m["mss"] == 1448 and m["original_segments"] == 23  # 32 KB in 1448-byte segments
     assert m["recovery_episodes"] >= 1 and m["ssthresh_entry"] == 7  # Cubic: 0.7 x IW10
     assert 0 < m["transfer_time_s"] < 5
+    assert m["window_valid"] is True, m["window_verdict"]
     meta = json.loads((outcome.path / "meta.json").read_text())
     assert meta["verification"]["cc_used"] == meta["provider"]["cc_kernel_name"]
     assert meta["captures"]["sender"]["dropped_by_kernel"] == 0

@@ -35,6 +35,7 @@ from analysis.recovery_episodes import RecoveryEpisode, recovery_episodes
 from analysis.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
                                      simulate)
 from analysis.tcp_probe import read_probe
+from analysis.window_sanity import INFINITE_SSTHRESH
 from schemes.tcp_probe_format import CA_OPEN, CA_RECOVERY
 from core.paths import ProjectPaths
 from schemes.congestion_control import CongestionControlResolver
@@ -61,6 +62,8 @@ class KernelEpisode:
     cwnd_before_loss: int
     cc_used: str
     episodes: list[RecoveryEpisode]  # from tcp_cong_state_set and tcp_probe
+    max_cwnd: int  # over the whole trace
+    max_ssthresh: int  # over the whole trace, TCP_INFINITE_SSTHRESH left out
 
 
 def _paths() -> ProjectPaths:
@@ -129,8 +132,10 @@ def _run_kernel_once(recovery: str, base: str, tmp_path: Path) -> KernelEpisode:
     assert reopened.size, f"{recovery}: recovery never ended"
     exit_sample = int(reopened[0]) - 1  # the ACK whose processing left Recovery
     cwnd_after = [int(c) for c in probe.snd_cwnd[first_dupack + 1:]]
+    finite = probe.ssthresh[probe.ssthresh != INFINITE_SSTHRESH]
     return KernelEpisode(cwnd_after, exit_sample - first_dupack + 1,
-                         int(probe.snd_cwnd[first_dupack]), used, recovery_episodes(probe))
+                         int(probe.snd_cwnd[first_dupack]), used, recovery_episodes(probe),
+                         int(probe.snd_cwnd.max()), int(finite.max()) if finite.size else 0)
 
 
 def _model(recovery: str, base: str, acks: int) -> list[AckRow]:
@@ -170,6 +175,19 @@ def test_kernel_cwnd_follows_the_model_per_ack(
     print(f"{recovery} on {base}, ACK:model/kernel cwnd: {report}")
     far = [(k, m, c) for k, m, c in compared if abs(m - c) > 1]
     assert not far, f"{recovery}: ACK:model/kernel beyond one segment at {far}; all: {report}"
+
+
+@pytest.mark.parametrize("base", ["reno", "cubic"])
+@pytest.mark.parametrize("recovery", list(MODEL))
+def test_window_stays_within_ten_times_the_pre_loss_window(
+        all_episodes: dict[str, dict[str, KernelEpisode]], recovery: str, base: str) -> None:
+    # Regression: one eBPF RFC 3517 run entered recovery with ssthresh = cwnd = 2183148773
+    # (docs/prr-recoveries.md, "An absurd window").
+    kernel = all_episodes[base][recovery]
+    bound = 10 * kernel.cwnd_before_loss
+    assert kernel.max_cwnd < bound and kernel.max_ssthresh < bound, \
+        (f"{recovery} on {base}: cwnd up to {kernel.max_cwnd}, ssthresh up to "
+         f"{kernel.max_ssthresh}, pre-loss window {kernel.cwnd_before_loss}")
 
 
 def test_bpf_prr_equals_the_kernels_prr(episodes: dict[str, KernelEpisode]) -> None:

@@ -176,3 +176,34 @@ def test_bursts_must_be_larger_somewhere_and_waiting_counts_silence() -> None:
     # Everything was sent before recovery: nothing to hold back, the cell does not count.
     all_out = [dict(r, unsent_at_recovery_bytes=0) for r in silent]
     assert evaluate(waits, all_out).verdict == NOT_RUN
+
+
+def _make_window_absurd(run_dir: Path, value: int = 2183148773) -> None:
+    """Rewrite the first Recovery sample's cwnd and ssthresh (as one real run showed them)."""
+    path = run_dir / "tcp-probe.csv"
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines[1:], start=1):
+        cols = line.split(",")
+        if cols[-1] == "3":
+            cols[1] = cols[2] = str(value)
+            lines[i] = ",".join(cols)
+            break
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path) -> None:
+    from analysis.prr_run import check_drops_as_planned
+    from schemes.base import RunInvalid
+
+    store = ExperimentStore(tmp_path / "prr-fig2")
+    specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)
+             if s.option("recovery") in ("rate-halving", "rfc3517")]
+    dirs = {s.option("recovery"): _finished(store, s, tmp_path) for s in specs}
+    _make_window_absurd(dirs["rfc3517"])
+    meta = write_fake_run(tmp_path / "fresh", specs[0])
+    _make_window_absurd(tmp_path / "fresh")
+    with pytest.raises(RunInvalid, match="absurd kernel window: snd_cwnd 2183148773"):
+        check_drops_as_planned(tmp_path / "fresh", meta)
+    PrrFig2(None).make_figures(store, store.root)
+    rows = list(csv.DictReader(open(store.root / "summary.csv")))
+    assert [r["recovery"] for r in rows] == ["rate-halving"]
