@@ -4,6 +4,7 @@ from __future__ import annotations
 from experiments.base import Experiment
 from experiments.contest import Contest
 from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest_figures import CONTEST_FIGURES
 from experiments.sprout_fig7 import SproutFig7
 from experiments.sprout_risk import SproutRisk
 
@@ -13,7 +14,7 @@ class UnknownExperiment(ValueError):
 
 
 def all_experiments() -> list[Experiment]:
-    return [ContestWarmupA(), SproutFig7(), SproutRisk(), Contest()]
+    return [ContestWarmupA(), SproutFig7(), SproutRisk(), Contest(), *CONTEST_FIGURES]
 
 
 def get_experiment(name: str) -> Experiment:
