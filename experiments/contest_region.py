@@ -65,6 +65,10 @@ CLAIMS: tuple[ContestClaim, ...] = (
       for winner in ("dasjoshma", "johnnybameesh")),
 )
 
+# Where each marked protocol's name goes (points, alignment): apart, as they sit close.
+MARK_OFFSETS = {"Sprout": (-12, 6, "right"), "dasjoshma": (12, -10, "left"),
+                "johnnybameesh": (12, 4, "left")}
+
 SUMMARY_COLUMNS = ["name", "family", "scheme", "params", "marked", "trials", "throughput_mbps",
                    "p95_e2e_delay_ms", "p95_signal_delay_ms", "score", "power", "utilization",
                    "capacity_mbps", "on_frontier", "efficient", "late_trials", "runs"]
@@ -169,6 +173,8 @@ class ContestRegion(Experiment):
             ax.plot(xs, ys, "-", color="black", linewidth=1.2,
                     label="frontier (upper-left convex hull)")
             for p in hull:
+                if any(r["name"] == p.name and r["marked"] for r in rows):
+                    continue  # named below
                 label = next(r["label"] for r in rows if r["name"] == p.name)
                 ax.annotate(label, (p.delay_ms, p.throughput_mbps), textcoords="offset points",
                             xytext=(-4, 5), fontsize=6, ha="right")
@@ -178,13 +184,16 @@ class ContestRegion(Experiment):
                 ax.plot([r["p95_e2e_delay_ms"]], [r["throughput_mbps"]], marker=style.marker,
                         color=style.colour, markersize=13, markeredgecolor="black",
                         linestyle="none")
-                ax.annotate(r["marked"], (r["p95_e2e_delay_ms"], r["throughput_mbps"]),
-                            textcoords="offset points", xytext=(8, -10), fontsize=9,
-                            fontweight="bold")
+                dx, dy, ha = MARK_OFFSETS.get(r["marked"], (12, 0, "left"))
+                ax.annotate(f"{r['marked']} ({r['label']})",
+                            (r["p95_e2e_delay_ms"], r["throughput_mbps"]),
+                            textcoords="offset points", xytext=(dx, dy), fontsize=8,
+                            fontweight="bold", va="center", ha=ha,
+                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                                  "alpha": 0.8})
         if bound is not None:
-            ax.plot([bound.p95_e2e_delay_ms], [bound.throughput_mbps], "*", color="tab:red",
-                    markersize=14, markeredgecolor="black", linestyle="none",
-                    label="omniscient (the ceiling)")
+            ax.plot([bound.p95_e2e_delay_ms], [bound.throughput_mbps], "X", color="black",
+                    markersize=11, linestyle="none", label="omniscient (the ceiling)")
         ax.set_xscale("log")
         readable_log_axis(ax.xaxis)
         ax.set_xlabel("95% end-to-end delay (ms, log scale)")
@@ -243,8 +252,8 @@ class ContestRegion(Experiment):
         lo = min(scores)
         ax.set_xlim(lo - 0.5, max(scores) + 1.2)
         ax.tick_params(axis="y", labelsize=7)
-        ax.set_xlabel("score = ln(throughput, Mbit/s) - ln(95% end-to-end delay, ms); "
-                      "higher is better")
+        ax.set_xlabel("score = ln(Mbit/s) - ln(95% end-to-end delay, ms); higher is better",
+                      fontsize=8)
         ax.set_title(f"The 2013 winners against Sprout on the training trace "
                      f"({span_text(quick)})", fontsize=8)
         return files + save(fig, out_dir, "winners")

@@ -22,8 +22,8 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet, trace_duration_ms
 from experiments.base import Experiment
-from experiments.contest_families import (AIMD, DELAY_MS, DELAY_TRIGGER, QUICK_DURATION_S,
-                                          TRAINING, Family, params_text)
+from experiments.contest_families import (DELAY_MS, QUICK_DURATION_S, TRAINING, Family,
+                                          params_text)
 
 METRIC_COLUMNS = ["trial", "throughput_mbps", "capacity_mbps", "utilization",
                   "p95_queue_delay_ms", "p95_signal_delay_ms", "p95_e2e_delay_ms", "power",
@@ -58,7 +58,7 @@ class ContestSweep(Experiment):
             row.update(dict(record.spec.params), trial=record.spec.trial, run=record.path.name,
                        label=params_text(record.spec), duration_s=record.meta.get("duration_s"))
             rows.append(row)
-        rows.sort(key=lambda r: (r.get(self.lines), r.get(self.x), r["trial"]))
+        rows.sort(key=lambda r: (r[self.lines], r[self.x], r["trial"]))
         notes = missing_notes(cov.cells, lambda s: self.family.name)
         return rows, cov.quick, notes
 
@@ -83,11 +83,11 @@ class ContestSweep(Experiment):
     def _tradeoff_plot(self, rows: list[dict[str, Any]], delay: str, what: str, subtitle: str,
                        quick: bool, notes: list[str], out_dir: Path) -> list[Path]:
         fig, ax = new_figure(7.2, 5.0)
-        values = sorted({r.get(self.lines) for r in rows})
+        values = sorted({r[self.lines] for r in rows})
         colours = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown",
                    "tab:pink", "tab:gray", "tab:olive"]
         for i, value in enumerate(values):
-            mine = [r for r in rows if r.get(self.lines) == value]
+            mine = [r for r in rows if r[self.lines] == value]
             colour = colours[i % len(colours)]
             ax.plot([r[delay] for r in mine], [r["throughput_mbps"] for r in mine], "o",
                     color=colour, label=f"{self.lines_label} {value}")
@@ -120,10 +120,10 @@ class ContestSweep(Experiment):
                         ) -> list[Path]:
         fig, axes = new_grid(1, 2, 4.8, 4.2)
         ax_p, ax_s = axes
-        for value in sorted({r.get(self.lines) for r in rows}):
-            mine = sorted((r for r in rows if r.get(self.lines) == value),
-                          key=lambda r: r.get(self.x))
-            xs = [r.get(self.x) for r in mine]
+        for value in sorted({r[self.lines] for r in rows}):
+            mine = sorted((r for r in rows if r[self.lines] == value),
+                          key=lambda r: r[self.x])
+            xs = [r[self.x] for r in mine]
             ax_p.plot(xs, [r["power"] for r in mine], "o-", label=f"{self.lines_label} {value}")
             ax_s.plot(xs, [r["score"] for r in mine], "o-", label=f"{self.lines_label} {value}")
         for ax, what in ((ax_p, "power (Mbit/s per s of p95 signal delay)"),

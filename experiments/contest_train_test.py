@@ -84,8 +84,8 @@ class ContestTrainTest(Experiment):
             for trace in (TRAINING, TESTING)}
         rows = []
         for key, train in sides[TRAINING].items():
-            row: dict[str, Any] = {k: train[k] for k in ("name", "family", "scheme", "params",
-                                                        "label")}
+            keep = ("name", "family", "scheme", "params", "label")
+            row: dict[str, Any] = {k: train[k] for k in keep}
             test = sides[TESTING].get(key)
             for m in METRICS:
                 row[f"train_{m}"] = train.get(m)
@@ -148,5 +148,3 @@ class ContestTrainTest(Experiment):
             title += "\nmissing: " + "; ".join(notes)
         fig.suptitle(title, fontsize=9)
         return save(fig, out_dir, "train-test")
-
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,7 +130,8 @@ def test_score_and_rank_checks() -> None:
 
 
 def test_monotone_check_and_modes() -> None:
-    rows = [{"g": 1, "x": 1, "y": 10.0}, {"g": 1, "x": 2, "y": 9.5}, {"g": 1, "x": 3, "y": 12}]
+    rows: list[dict[str, Any]] = [{"g": 1, "x": 1, "y": 10.0}, {"g": 1, "x": 2, "y": 9.5},
+                                  {"g": 1, "x": 3, "y": 12}]
     assert Monotone("x", "y", ("g",), 0.10).evaluate(rows)[0] == PASS
     assert Monotone("x", "y", ("g",), 0.01).evaluate(rows)[0] == FAIL
     assert Monotone("x", "y", ("g",), 0.10, rising=False).evaluate(rows)[0] == FAIL
