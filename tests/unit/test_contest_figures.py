@@ -178,3 +178,16 @@ def test_no_figures_without_runs(tmp_path: Path) -> None:
     for experiment in (ContestWarmupB(), ContestRegion(), ContestTrainTest()):
         assert experiment.make_figures(ExperimentStore(tmp_path / experiment.name),
                                        tmp_path / "out") == []
+
+
+def test_contest_quick_modes_fit_their_share_of_the_quick_budget() -> None:
+    """Warm-ups A-C, the region and train-test in quick mode, shared runs counted once, at
+    the default 10 runs side by side: about 4 minutes of the suite's 15."""
+    from app.runner import PER_RUN_OVERHEAD_S
+    experiments = (ContestWarmupA(), ContestWarmupB(), ContestWarmupC(), ContestRegion(),
+                   ContestTrainTest())
+    unique = {s.run_id(): s for e in experiments for s in e.matrix(quick=True)}
+    assert all(s.duration_s is not None for s in unique.values())
+    slot_seconds = sum(s.duration_s + PER_RUN_OVERHEAD_S for s in unique.values()
+                       if s.duration_s is not None)
+    assert slot_seconds / 10 <= 240
