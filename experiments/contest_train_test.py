@@ -128,7 +128,6 @@ class ContestTrainTest(Experiment):
         readable_log_axis(ax.xaxis)
         ax.set_xlabel("95% end-to-end delay (ms, log scale)")
         ax.set_ylabel("utilization (throughput / the trace's capacity)")
-        ax.legend(fontsize=5, loc="lower right", ncol=2)
         ax.set_title(f"filled: {TRAINING} (training); hollow: {TESTING} (testing)",
                      fontsize=8)
         if both:
@@ -147,4 +146,7 @@ class ContestTrainTest(Experiment):
         if notes:
             title += "\nmissing: " + "; ".join(notes)
         fig.suptitle(title, fontsize=9)
-        return save(fig, out_dir, "train-test")
+        handles, labels = ax.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7)
+        fig.tight_layout(rect=(0, 0.16, 1, 0.93))
+        return save(fig, out_dir, "train-test", tight=False)
