@@ -9,6 +9,12 @@ claim is a value that a general claims mechanism can wrap as it is.
 
 Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not there, or the claim is
 for the other mode). Results go to claims.csv and claims.md next to the figures.
+
+The fields, verdict and mode strings are those of a general claims mechanism
+(a Claim of id, text, source, paper, check, mode, reason): moving to it means a
+Check subclass whose evaluate() turns (verdict, ours) into its outcome, and the
+experiment's rows for the claims being the ones passed here (the region's and
+train-test's are one row per protocol, named, not one per run).
 """
 from __future__ import annotations
 
