@@ -152,7 +152,8 @@ def params_text(spec: RunSpec) -> str:
     if "target_delay_ms" in p:
         return f"{p['target_delay_ms']:g} ms"
     if "confidence" in p:
-        return f"{p['confidence'] * 100:g}%"
+        ewma = "EWMA " if spec.scheme == "sprout-ewma" else ""
+        return f"{ewma}{p['confidence'] * 100:g}%"
     if "rtt_threshold_ms" in p:
         return f"{p['rtt_threshold_ms']} ms"
     return " ".join(f"{k}={v}" for k, v in spec.params)

@@ -69,6 +69,8 @@ CLAIMS: tuple[ContestClaim, ...] = (
 MARK_OFFSETS = {"Sprout": (-12, 6, "right"), "dasjoshma": (12, -10, "left"),
                 "johnnybameesh": (12, 4, "left")}
 
+MIN_LABEL_GAP_DECADES = 0.07  # frontier labels closer than this on the delay axis are skipped
+
 SUMMARY_COLUMNS = ["name", "family", "scheme", "params", "marked", "trials", "throughput_mbps",
                    "p95_e2e_delay_ms", "p95_signal_delay_ms", "score", "power", "utilization",
                    "capacity_mbps", "on_frontier", "efficient", "late_trials", "runs"]
@@ -172,9 +174,13 @@ class ContestRegion(Experiment):
             ys = [p.throughput_mbps for p in hull]
             ax.plot(xs, ys, "-", color="black", linewidth=1.2,
                     label="frontier (upper-left convex hull)")
+            last_x = None
             for p in hull:
                 if any(r["name"] == p.name and r["marked"] for r in rows):
                     continue  # named below
+                if last_x is not None and p.x - last_x < MIN_LABEL_GAP_DECADES:
+                    continue  # too close to the last label to read (frontier.csv has all)
+                last_x = p.x
                 label = next(r["label"] for r in rows if r["name"] == p.name)
                 ax.annotate(label, (p.delay_ms, p.throughput_mbps), textcoords="offset points",
                             xytext=(-4, 5), fontsize=6, ha="right")
