@@ -7,12 +7,13 @@ from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.contest import Contest
 from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest_figures import CONTEST_FIGURES
 from experiments.prr_fig2 import PrrFig2
 from experiments.sprout_fig7 import SproutFig7
 from experiments.sprout_risk import SproutRisk
 
 EXPERIMENTS: tuple[type[Experiment], ...] = (
-    ContestWarmupA, SproutFig7, SproutRisk, PrrFig2, Contest)
+    ContestWarmupA, SproutFig7, SproutRisk, PrrFig2, Contest, *CONTEST_FIGURES)
 
 
 class UnknownExperiment(ValueError):

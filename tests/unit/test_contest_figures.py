@@ -1,0 +1,193 @@
+"""Warm-ups B and C, the achievability region and training against testing: their
+matrices (shared runs, population sizes), the frontier, the claims' checks and the
+figures made from hand-made runs."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analysis.contest_claims import (FAIL, NOT_RUN, PASS, QUICK, ContestClaim, Monotone,
+                                     OnFrontier, RankChanges, ScoreAtLeast, evaluate, spearman)
+from analysis.frontier import RegionPoint, convex_frontier, frontier_throughput, pareto_efficient
+from core.results import ExperimentStore
+from experiments.contest import Contest
+from experiments.contest_families import AIMD, DELAY_TRIGGER, TESTING, TRAINING
+from experiments.contest_region import ContestRegion
+from experiments.contest_train_test import ContestTrainTest
+from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest_warmup_b import ContestWarmupB
+from experiments.contest_warmup_c import ContestWarmupC
+from experiments.sprout_risk import SproutRisk
+from tests.unit.fake_runs import add_done
+
+
+def _measured(specs: list) -> set:
+    return {replace(s, experiment="") for s in specs}
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_warmups_are_the_regions_own_runs(quick: bool) -> None:
+    region = _measured(ContestRegion().matrix(quick))
+    for other in (ContestWarmupA(), ContestWarmupB(), ContestWarmupC()):
+        mine = _measured(other.matrix(quick))
+        assert mine and mine <= region, other.name
+    assert {s.run_id() for s in ContestWarmupA().matrix(quick)} <= \
+        {s.run_id() for s in ContestRegion().matrix(quick)}
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_train_test_training_side_is_the_regions(quick: bool) -> None:
+    specs = ContestTrainTest().matrix(quick)
+    training = [s for s in specs if s.data_trace == f"{TRAINING}.down"]
+    testing = [s for s in specs if s.data_trace == f"{TESTING}.down"]
+    assert _measured(training) <= _measured(ContestRegion().matrix(quick))
+    # the same protocols on both traces
+    assert {(s.scheme, s.params) for s in training} == {(s.scheme, s.params) for s in testing}
+    assert all(s.ack_trace == f"{TESTING}.up" for s in testing)
+
+
+def test_sprout_risk_and_the_contest_share_full_runs_with_the_region() -> None:
+    region = _measured(ContestRegion().matrix(False))
+    risk_sprout = [s for s in SproutRisk().matrix(False) if s.scheme == "sprout"]
+    assert _measured(risk_sprout) <= region
+    assert _measured(Contest().matrix(False)) & region  # at least the fixed window of 50
+
+
+def test_population_sizes_and_contest_path() -> None:
+    assert len(ContestRegion().matrix(False)) >= 100
+    assert len(ContestRegion().matrix(True)) >= 30
+    schemes = {s.scheme for s in ContestRegion().matrix(True)}
+    assert {"fixed-window", "aimd", "delay-trigger", "dasjoshma", "johnnybameesh",
+            "sprout"} <= schemes
+    for spec in ContestRegion().matrix(False):
+        assert spec.once and spec.delay_ms == 20 and spec.queue == "infinite"
+        assert spec.data_trace == f"{TRAINING}.down" and spec.ack_trace == f"{TRAINING}.up"
+    assert all(s.duration_s == 30.0 for s in ContestRegion().matrix(True))
+
+
+def test_warmup_sweeps_cover_the_assignments_ranges() -> None:
+    decreases = {p["decrease"] for p in AIMD.full}
+    timeouts = {p["timeout_ms"] for p in AIMD.full}
+    assert {2, 3, 4, 5, 6} <= decreases and {100, 1000} <= timeouts
+    lows = {p["low_rtt_ms"] for p in DELAY_TRIGGER.full}
+    highs = {p["high_rtt_ms"] for p in DELAY_TRIGGER.full}
+    assert min(lows) == 40 and max(highs) == 200
+    assert all(p["low_rtt_ms"] <= p["high_rtt_ms"] for p in DELAY_TRIGGER.full)
+
+
+def test_every_swept_parameter_is_accepted_by_the_scheme_table() -> None:
+    from schemes.registry import scheme_entry
+    for spec in [*ContestRegion().matrix(False), *ContestTrainTest().matrix(False)]:
+        scheme_entry(spec.scheme).check(dict(spec.params))
+
+
+def _pts(*triples: tuple[str, float, float]) -> list[RegionPoint]:
+    return [RegionPoint(n, d, t) for n, d, t in triples]
+
+
+def test_frontier_is_the_upper_left_convex_hull() -> None:
+    points = _pts(("a", 100, 1.0), ("b", 200, 3.0), ("c", 400, 4.0), ("d", 800, 4.2),
+                  ("inside", 300, 2.0), ("dominated", 900, 4.0), ("concave-dent", 350, 3.1))
+    assert [p.name for p in pareto_efficient(points)] == ["a", "b", "concave-dent", "c", "d"]
+    hull = convex_frontier(points)
+    assert [p.name for p in hull] == ["a", "b", "c", "d"]
+    assert frontier_throughput(hull, 200) == pytest.approx(3.0)
+    assert frontier_throughput(hull, 50) is None
+    assert frontier_throughput(hull, 5000) == pytest.approx(4.2)
+
+
+def _rows(*triples: tuple[str, float, float]) -> list[dict]:
+    return [{"name": n, "p95_e2e_delay_ms": d, "throughput_mbps": t} for n, d, t in triples]
+
+
+def test_on_frontier_check() -> None:
+    rows = _rows(("a", 100, 1.0), ("S", 200, 3.0), ("c", 400, 4.0))
+    assert OnFrontier("S", 0.05).evaluate(rows)[0] == PASS
+    inside = _rows(("a", 100, 1.0), ("S", 200, 1.5), ("b", 210, 3.0), ("c", 400, 4.0))
+    verdict, ours = OnFrontier("S", 0.05).evaluate(inside)
+    assert verdict == FAIL and "below the frontier" in ours and "dominated" not in ours
+    dominated = _rows(("a", 100, 1.0), ("S", 250, 2.0), ("b", 210, 3.0), ("c", 400, 4.0))
+    verdict, ours = OnFrontier("S", 0.05).evaluate(dominated)
+    assert verdict == FAIL and "dominated" in ours
+    assert OnFrontier("X", 0.05).evaluate(rows)[0] == NOT_RUN
+
+
+def test_score_and_rank_checks() -> None:
+    rows = [{"name": "w", "score": -3.05}, {"name": "Sprout", "score": -3.0}]
+    assert ScoreAtLeast("w", "Sprout", 0.1).evaluate(rows)[0] == PASS
+    assert ScoreAtLeast("w", "Sprout", 0.01).evaluate(rows)[0] == FAIL
+    assert ScoreAtLeast("z", "Sprout", 0.1).evaluate(rows)[0] == NOT_RUN
+    same = [{"train_score": float(i), "test_score": float(i)} for i in range(6)]
+    assert RankChanges("score", 0.95).evaluate(same)[0] == FAIL
+    mixed = [{"train_score": float(i), "test_score": float(v)}
+             for i, v in enumerate([3, 0, 5, 1, 4, 2])]
+    assert RankChanges("score", 0.95).evaluate(mixed)[0] == PASS
+    assert RankChanges("score", 0.95).evaluate(same[:3])[0] == NOT_RUN
+    assert spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_monotone_check_and_modes() -> None:
+    rows: list[dict[str, Any]] = [{"g": 1, "x": 1, "y": 10.0}, {"g": 1, "x": 2, "y": 9.5},
+                                  {"g": 1, "x": 3, "y": 12}]
+    assert Monotone("x", "y", ("g",), 0.10).evaluate(rows)[0] == PASS
+    assert Monotone("x", "y", ("g",), 0.01).evaluate(rows)[0] == FAIL
+    assert Monotone("x", "y", ("g",), 0.10, rising=False).evaluate(rows)[0] == FAIL
+    claim = ContestClaim("c", "t", "s", "p", "tol", "why", "full", Monotone("x", "y", (), 0.1))
+    assert evaluate([claim], rows, quick=True)[0].verdict == NOT_RUN
+    with pytest.raises(ValueError):
+        ContestClaim("c", "t", "s", "p", "tol", "", QUICK, Monotone("x", "y", (), 0.1))
+
+
+def _fake_metrics(spec) -> dict:
+    """Plausible numbers that depend on the parameters (not a run's output)."""
+    p = dict(spec.params)
+    knob = float(p.get("window", p.get("target_delay_ms", p.get("high_rtt_ms", 50))))
+    knob += 10 * float(p.get("confidence", 0)) + float(p.get("decrease", 0))
+    tput = min(5.0, 0.1 * knob + 0.5)
+    delay = 60.0 + 4 * knob
+    if spec.data_trace.startswith(TESTING):
+        tput, delay = tput * (0.5 + (knob % 7) / 7), delay * 1.3
+    import math
+    return {"throughput_mbps": tput, "p95_e2e_delay_ms": delay, "p95_signal_delay_ms": delay - 20,
+            "score": math.log(tput) - math.log(delay), "power": tput / (delay / 1000),
+            "utilization": tput / 5.0, "capacity_mbps": 5.0, "lateness_ok": True}
+
+
+@pytest.mark.parametrize("experiment", [ContestWarmupB(), ContestWarmupC(), ContestRegion(),
+                                        ContestTrainTest()], ids=lambda e: e.name)
+def test_figures_from_hand_made_runs(tmp_path: Path, experiment) -> None:
+    store = ExperimentStore(tmp_path / experiment.name)
+    for spec in experiment.matrix(quick=True):
+        add_done(store, spec, **_fake_metrics(spec))
+    files = experiment.make_figures(store, tmp_path / "out")
+    names = {f.name for f in files}
+    assert "summary.csv" in names and "claims.csv" in names
+    assert any(n.endswith(".png") for n in names)
+    claims = (tmp_path / "out" / "claims.csv").read_text()
+    assert "NOT RUN" not in claims.split("\n", 1)[1]  # every claim found its rows
+    if isinstance(experiment, ContestRegion):
+        assert {"region.png", "winners.png", "frontier.csv", "winners.csv"} <= names
+        summary = (tmp_path / "out" / "summary.csv").read_text()
+        assert "Sprout" in summary and "dasjoshma" in summary
+
+
+def test_no_figures_without_runs(tmp_path: Path) -> None:
+    for experiment in (ContestWarmupB(), ContestRegion(), ContestTrainTest()):
+        assert experiment.make_figures(ExperimentStore(tmp_path / experiment.name),
+                                       tmp_path / "out") == []
+
+
+def test_contest_quick_modes_fit_their_share_of_the_quick_budget() -> None:
+    """Warm-ups A-C, the region and train-test in quick mode, shared runs counted once, at
+    the default 10 runs side by side: about 4 minutes of the suite's 15."""
+    from app.runner import PER_RUN_OVERHEAD_S
+    experiments = (ContestWarmupA(), ContestWarmupB(), ContestWarmupC(), ContestRegion(),
+                   ContestTrainTest())
+    unique = {s.run_id(): s for e in experiments for s in e.matrix(quick=True)}
+    assert all(s.duration_s is not None for s in unique.values())
+    slot_seconds = sum(s.duration_s + PER_RUN_OVERHEAD_S for s in unique.values()
+                       if s.duration_s is not None)
+    assert slot_seconds / 10 <= 240
