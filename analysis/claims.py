@@ -581,11 +581,14 @@ class EveryGroup(Check):
         values = [v for v in (_number(r.get(column)) for r in rows) if v is not None]
         return statistics.median(values) if values else None
 
-    def _scale(self, key: dict[str, Any]) -> float | None:
+    def _scale(self, members: Sequence[Row]) -> float | None:
+        """The scale for this group (None: its rows disagree on the column, or the
+        value has no factor declared)."""
         if self.scale_by is None:
             return self.scale
         column, factors = self.scale_by
-        return dict(factors).get(key.get(column))
+        values = {row.get(column) for row in members}
+        return dict(factors).get(values.pop()) if len(values) == 1 else None
 
     def _holds(self, a: float, b: float) -> bool:
         if self.op == "~":
@@ -621,7 +624,6 @@ class EveryGroup(Check):
             groups.setdefault(tuple(row.get(g) for g in self.group_by), []).append(row)
         counted, used, failures, strict = 0, [], [], False
         for key, members in sorted(groups.items(), key=lambda kv: str(kv[0])):
-            named = dict(zip(self.group_by, key))
             if self.pair is None:
                 sides = (members, members)
             else:
@@ -632,7 +634,7 @@ class EveryGroup(Check):
             if any(not ((self._median(side, c) or 0) > 0) for c in self.positive
                    for side in sides):
                 continue
-            scale = self._scale(named)
+            scale = self._scale(members)
             a = self._median(sides[0], self.left)
             b = (self._median(sides[1], self.right) if isinstance(self.right, str)
                  else float(self.right))
