@@ -497,23 +497,24 @@ class HighestPerGroup(Check):
     kind: str = field(default=ORDERING, init=False)
 
     def evaluate(self, rows: Sequence[Row]) -> Outcome:
-        groups: dict[tuple, dict[str, list[Row]]] = {}
+        groups: dict[tuple, dict[str, list[tuple[float, Row]]]] = {}
         for row in rows:
-            if _number(row.get(self.column)) is not None:
+            value = _number(row.get(self.column))
+            if value is not None:
                 key = tuple(row.get(g) for g in self.group_by)
-                groups.setdefault(key, {}).setdefault(row.get(self.scheme_column), []).append(row)
+                scheme = str(row.get(self.scheme_column))
+                groups.setdefault(key, {}).setdefault(scheme, []).append((value, row))
         complete, partial, used, failures = 0, [], [], []
         for key, by_scheme in sorted(groups.items(), key=lambda kv: str(kv[0])):
             name = " ".join(str(k) for k in key)
-            others = {s: rs for s, rs in by_scheme.items() if s != self.subject}
+            others = {s: vs for s, vs in by_scheme.items() if s != self.subject}
             if self.subject not in by_scheme or not others:
                 partial.append(f"{name} (no {self.subject if others else 'other scheme'})")
                 continue
             complete += 1
-            ours = statistics.fmean(_number(r[self.column]) for r in by_scheme[self.subject])
-            used += [r for rs in by_scheme.values() for r in rs]
-            above = [(s, _number(r[self.column])) for s, rs in others.items() for r in rs
-                     if _number(r[self.column]) > ours + self.slack]
+            ours = statistics.fmean(v for v, _ in by_scheme[self.subject])
+            used += [r for vs in by_scheme.values() for _, r in vs]
+            above = [(s, v) for s, vs in others.items() for v, _ in vs if v > ours + self.slack]
             if above:
                 scheme, value = max(above, key=lambda sv: sv[1])
                 failures.append(f"{name}: {self.subject} {_fmt(ours)}, {scheme} {_fmt(value)}")
@@ -611,7 +612,8 @@ class EveryGroup(Check):
         if self.op == "~":
             text = f"|{left} - {right}| <= {self.slack:g}"
         else:
-            sign = "" if not self.slack else f" {'+' if self.slack > 0 else '-'} {abs(self.slack):g}"
+            sign = ("" if not self.slack else
+                    f" {'+' if self.slack > 0 else '-'} {abs(self.slack):g}")
             text = f"{left} {self.op} {right}{sign}"
         text += " in every cell (medians over trials)"
         if self.strictly_once:

@@ -160,7 +160,7 @@ class PrrFig2(Experiment):
         for (pattern, size, cc, bottleneck, rtt, controller), recs in sorted(
                 groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
             panels = []
-            first = {}
+            first: dict[str, Any] = {}
             for r in sorted(recs, key=lambda r: r.spec.trial):
                 first.setdefault(r.spec.option("recovery"), r)
             for recovery in sorted(first, key=_order):

@@ -232,11 +232,12 @@ def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> N
     from analysis.rederive import DIFFERS, MATCH
     store = ExperimentStore(tmp_path / "prr-fig2")
     exp = PrrFig2(None, dict(pattern="light"))
-    specs = [s for s in exp.matrix(quick=True) if s.option("recovery") in ("prr-kernel",
-                                                                            "prr-bpf")]
+    specs = [s for s in exp.matrix(quick=True)
+             if s.option("recovery") in ("prr-kernel", "prr-bpf")]
     dirs = [_finished(store, spec, tmp_path) for spec in specs]
     verdict = verify_experiment(exp, tmp_path)
     assert verdict.count(MATCH) == 2 and verdict.left_out == 0
+    assert verdict.claims is not None
     claims = {r.id: r.verdict for r in verdict.claims.results}
     assert claims["prr-exits-at-ssthresh"] == PASS
     assert claims["bpf-prr-matches-kernel"] == PASS
@@ -247,7 +248,7 @@ def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> N
     done = (dirs[0] / "DONE").stat().st_mtime
     os.utime(dirs[0] / "metrics.json", (done + 10, done + 10))
     again = verify_experiment(exp, tmp_path)
-    assert again.count(DIFFERS) == 1
+    assert again.count(DIFFERS) == 1 and again.claims is not None
     # The claims use the re-derived numbers, not the edited one.
     assert {r.id: r.verdict for r in again.claims.results}["prr-exits-at-ssthresh"] == PASS
     assert again.problems()[0] and EXIT_FAILED == 1
