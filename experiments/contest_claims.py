@@ -33,7 +33,7 @@ def _winner(scheme: str, team: str) -> Claim:
         id=f"{scheme}-near-sprout", source=PAPER, mode=BOTH,
         text=f"On the training trace ({TRAINING}) the 2013 winner {team} scores at or "
              "slightly above Sprout (score difference, winner - Sprout)",
-        paper="slightly better than or about as well as Sprout",
+        paper="slightly better than or about as well as Sprout (read as 0.1 ± 0.2)",
         check=NumberCheck(MeanOfDifferences("score", numerator=scheme, denominator="sprout",
                                             group_by=("trace",), where=where(trace=TRAINING)),
                           0.1, WINNER_TOLERANCE),
