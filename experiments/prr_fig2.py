@@ -138,6 +138,10 @@ class PrrFig2(Experiment):
                                    _order(row["recovery"]), row["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS)]
         files += self._figures(records, out_dir)
+        stale = out_dir / "claims.csv"  # written by this experiment's former evaluator
+        if stale.is_file():
+            stale.unlink()
+            log.info("removed %s: the claims are in claims.json and claims.md", stale)
         return files
 
     def claims(self) -> tuple[Claim, ...]:
