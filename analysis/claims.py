@@ -6,12 +6,16 @@ run, the columns of its summary.csv) and writes claims.json and claims.md.
 
 A claim is one of three kinds, named by the check it carries:
 
-- number: a measured value (`ColumnMean`, `MeanOfRatios`, `RatioOfMeans`)
+- number: a measured value (`ColumnMean`, `MeanOfRatios`, `RatioOfMeans`,
+  `MeanOfDifferences`)
   against the paper's value, with a tolerance fixed, with its reason, before
   any data was seen;
 - ordering: `LowestPerGroup` (on each link the subject is the lowest, or
-  within a slack of the lowest), `Below` (one setting's column below
-  another's), `NeverDominates`;
+  within a slack of the lowest), `HighestPerGroup` (on each board the subject
+  is at or above every other run), `Below` (one setting's column below
+  another's), `NeverDominates`, `EveryGroup` (in every cell of a matrix, the
+  medians over its trials stand in a relation: two columns, a column and a
+  constant, or one column in two settings of the same cell);
 - shape: `Monotone` (a column rises with another), `Saturation`.
 
 Verdicts: PASS, FAIL, NOT RUN (the runs it needs are not on record, or the
@@ -45,13 +49,24 @@ class ClaimDeclarationError(ValueError):
     """A claim declared wrongly (an unknown mode, a tolerance without a reason...)."""
 
 
+@dataclass(frozen=True)
+class OneOf:
+    """A filter value that matches any of `values` (`where(recovery=OneOf(("a", "b")))`)."""
+
+    values: tuple[Any, ...]
+
+    def __str__(self) -> str:
+        return "|".join(str(v) for v in self.values)
+
+
 def where(**conditions: Any) -> Where:
     """Row filter as sorted (column, value) pairs, so a check stays a frozen value."""
     return tuple(sorted(conditions.items()))
 
 
 def _matches(row: Row, conditions: Where) -> bool:
-    return all(row.get(k) == v for k, v in conditions)
+    return all(row.get(k) in v.values if isinstance(v, OneOf) else row.get(k) == v
+               for k, v in conditions)
 
 
 def _select(rows: Iterable[Row], conditions: Where) -> list[Row]:
@@ -113,7 +128,8 @@ class Tolerance:
     def bounds(self, paper: float) -> tuple[float, float]:
         lo, hi = paper, paper
         if self.relative is not None:
-            lo, hi = min(lo, paper - abs(paper) * self.relative), max(hi, paper + abs(paper) * self.relative)
+            spread = abs(paper) * self.relative
+            lo, hi = min(lo, paper - spread), max(hi, paper + spread)
         if self.absolute is not None:
             lo, hi = min(lo, paper - self.absolute), max(hi, paper + self.absolute)
         if self.factor is not None:
@@ -170,11 +186,12 @@ class _PerGroup:
     group_by: tuple[str, ...]
     scheme_column: str = "scheme"
     floor: float | None = None  # each value at least this (a log's resolution)
+    where: Where = ()  # only the rows matching this (e.g. one trace)
 
     def pairs(self, rows: Sequence[Row]) -> tuple[list[tuple[float, float]], tuple[Row, ...], str]:
         """(numerator, denominator) per group where both have runs; the rows used."""
         groups: dict[tuple, dict[str, list[Row]]] = {}
-        for row in rows:
+        for row in _select(rows, self.where):
             if _number(row.get(self.column)) is None:
                 continue
             key = tuple(row.get(g) for g in self.group_by)
@@ -229,6 +246,20 @@ class RatioOfMeans(_PerGroup, Measure):
         if den <= 0:
             return None, used, f"{self.denominator}'s mean {self.column} is not positive"
         return statistics.fmean(n for n, _ in pairs) / den, used, ""
+
+
+@dataclass(frozen=True)
+class MeanOfDifferences(_PerGroup, Measure):
+    """Mean over groups of numerator - denominator (for log-scale columns such as the
+    contest's score, where a difference is a ratio of the underlying quantities)."""
+
+    unit: str = ""
+
+    def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
+        pairs, used, why = self.pairs(rows)
+        if not pairs:
+            return None, (), why
+        return statistics.fmean(n - d for n, d in pairs), used, ""
 
 
 # --------------------------------------------------------------------- checks
@@ -353,7 +384,8 @@ class NeverDominates(Check):
         ref_more, ref_rows, why = ColumnMean(self.more, self.reference).measure(rows)
         ref_less, _, why2 = ColumnMean(self.less, self.reference).measure(rows)
         subject = [r for r in _select(rows, self.subject)
-                   if _number(r.get(self.more)) is not None and _number(r.get(self.less)) is not None]
+                   if _number(r.get(self.more)) is not None
+                   and _number(r.get(self.less)) is not None]
         if ref_more is None or ref_less is None:
             return Outcome(NOT_RUN, "-", (), why or why2)
         if not subject:
@@ -454,6 +486,186 @@ class Saturation(Check):
         return Outcome(FAIL if low else PASS, ours, tuple(large), why)
 
 
+@dataclass(frozen=True)
+class HighestPerGroup(Check):
+    """In each group (a board, a trace), `subject`'s mean `column` is at or above every
+    run of every other scheme there, less `slack` (in the column's unit)."""
+
+    subject: str
+    column: str
+    group_by: tuple[str, ...]
+    slack: float = 0.0
+    scheme_column: str = "scheme"
+    kind: str = field(default=ORDERING, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        groups: dict[tuple, dict[str, list[tuple[float, Row]]]] = {}
+        for row in rows:
+            value = _number(row.get(self.column))
+            if value is not None:
+                key = tuple(row.get(g) for g in self.group_by)
+                scheme = str(row.get(self.scheme_column))
+                groups.setdefault(key, {}).setdefault(scheme, []).append((value, row))
+        complete, partial, used, failures = 0, [], [], []
+        for key, by_scheme in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            name = " ".join(str(k) for k in key)
+            others = {s: vs for s, vs in by_scheme.items() if s != self.subject}
+            if self.subject not in by_scheme or not others:
+                partial.append(f"{name} (no {self.subject if others else 'other scheme'})")
+                continue
+            complete += 1
+            ours = statistics.fmean(v for v, _ in by_scheme[self.subject])
+            used += [r for vs in by_scheme.values() for _, r in vs]
+            above = [(s, v) for s, vs in others.items() for v, _ in vs if v > ours + self.slack]
+            if above:
+                scheme, value = max(above, key=lambda sv: sv[1])
+                failures.append(f"{name}: {self.subject} {_fmt(ours)}, {scheme} {_fmt(value)}")
+        if not complete:
+            return Outcome(NOT_RUN, "-", (), f"no {'/'.join(self.group_by)} has both "
+                           f"{self.subject} and another scheme: " + "; ".join(partial))
+        notes = (["fails on " + "; ".join(failures)] if failures else []) + \
+            (["left out: " + "; ".join(partial)] if partial else [])
+        return Outcome(FAIL if failures else PASS,
+                       f"holds on {complete - len(failures)} of {complete}", tuple(used),
+                       ". ".join(notes), float(complete - len(failures)))
+
+
+RELATIONS = ("<=", "<", ">=", ">", "~")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two settings of one cell: rows whose `column` is `subject` against those whose
+    `column` is `against` (e.g. recovery=rfc3517 against recovery=prr-kernel)."""
+
+    column: str
+    subject: Any
+    against: Any
+
+
+@dataclass(frozen=True)
+class EveryGroup(Check):
+    """In every group of the rows matching `where` (a cell of the matrix, grouped by
+    `group_by`; its rows are the cell's trials), the medians over the group's rows
+    stand in a relation:
+
+        median(left) OP scale x median(right) + slack       (OP one of <=, <, >=, >)
+        |median(left) - scale x median(right)| <= slack      (OP "~")
+
+    `right` is a column or a constant. With `pair`, left is taken from the cell's
+    `pair.subject` rows and right from its `pair.against` rows (`group_by` then leaves
+    `pair.column` out). `scale_by` gives the scale per value of a column (groups with
+    another value are left out); `positive` names columns whose median must be above 0
+    on every side for a group to count (otherwise there is nothing to compare); with
+    `strictly_once`, ">=" must also hold as ">" in at least one group. A group whose
+    values are missing does not count; none counting is NOT RUN."""
+
+    left: str
+    op: str
+    right: str | float
+    group_by: tuple[str, ...]
+    where: Where = ()
+    pair: Pair | None = None
+    scale: float = 1.0
+    scale_by: tuple[str, tuple[tuple[Any, float], ...]] | None = None
+    slack: float = 0.0
+    positive: tuple[str, ...] = ()
+    strictly_once: bool = False
+    kind: str = field(default=ORDERING, init=False)
+
+    def __post_init__(self) -> None:
+        if self.op not in RELATIONS:
+            raise ClaimDeclarationError(f"relation {self.op!r} is not one of {RELATIONS}")
+        if self.strictly_once and self.op != ">=":
+            raise ClaimDeclarationError("strictly_once goes with >=")
+
+    @staticmethod
+    def _median(rows: Sequence[Row], column: str) -> float | None:
+        values = [v for v in (_number(r.get(column)) for r in rows) if v is not None]
+        return statistics.median(values) if values else None
+
+    def _scale(self, members: Sequence[Row]) -> float | None:
+        """The scale for this group (None: its rows disagree on the column, or the
+        value has no factor declared)."""
+        if self.scale_by is None:
+            return self.scale
+        column, factors = self.scale_by
+        values = {row.get(column) for row in members}
+        return dict(factors).get(values.pop()) if len(values) == 1 else None
+
+    def _holds(self, a: float, b: float) -> bool:
+        if self.op == "~":
+            return abs(a - b) <= self.slack
+        b += self.slack
+        return {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[self.op]
+
+    def describe(self) -> str:
+        right = self.right if isinstance(self.right, str) else f"{self.right:g}"
+        if self.pair is not None:
+            left = f"{self.left}[{self.pair.subject}]"
+            right = f"{right}[{self.pair.against}]"
+        else:
+            left = self.left
+        if self.scale_by is not None:
+            factors = ", ".join(f"{v}: {f:.2f}" for v, f in self.scale_by[1])
+            right = f"beta x {right} (beta by {self.scale_by[0]}: {factors})"
+        elif self.scale != 1:
+            right = f"{self.scale:g} x {right}"
+        if self.op == "~":
+            text = f"|{left} - {right}| <= {self.slack:g}"
+        else:
+            sign = ("" if not self.slack else
+                    f" {'+' if self.slack > 0 else '-'} {abs(self.slack):g}")
+            text = f"{left} {self.op} {right}{sign}"
+        text += " in every cell (medians over trials)"
+        if self.strictly_once:
+            text += ", and > in at least one"
+        return text
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        groups: dict[tuple, list[Row]] = {}
+        for row in _select(rows, self.where):
+            groups.setdefault(tuple(row.get(g) for g in self.group_by), []).append(row)
+        counted, used, failures, strict = 0, [], [], False
+        for key, members in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            if self.pair is None:
+                sides = (members, members)
+            else:
+                sides = (_select(members, where(**{self.pair.column: self.pair.subject})),
+                         _select(members, where(**{self.pair.column: self.pair.against})))
+            if not sides[0] or not sides[1]:
+                continue
+            if any(not ((self._median(side, c) or 0) > 0) for c in self.positive
+                   for side in sides):
+                continue
+            scale = self._scale(members)
+            a = self._median(sides[0], self.left)
+            b = (self._median(sides[1], self.right) if isinstance(self.right, str)
+                 else float(self.right))
+            if a is None or b is None or scale is None:
+                continue
+            counted += 1
+            used += list(sides[0]) + [r for r in sides[1] if r not in sides[0]]
+            ok = self._holds(a, scale * b)
+            strict = strict or a > scale * b
+            if not ok:
+                name = " ".join(str(k) for k in key)
+                failures.append(f"{name}: {_fmt(a)} vs {_fmt(b)}"
+                                + (f" x {scale:.2f}" if scale != 1 else ""))
+        if not counted:
+            what = " ".join(f"{k}={v}" for k, v in self.where) or "any run"
+            return Outcome(NOT_RUN, "-", (), f"no cell with {what} has the values it needs"
+                           + (f" ({self.pair.subject} and {self.pair.against} both run)"
+                              if self.pair else ""))
+        ours = f"holds in {counted - len(failures)} of {counted} cells"
+        if failures:
+            return Outcome(FAIL, ours, tuple(used), "fails in " + "; ".join(failures))
+        if self.strictly_once and not strict:
+            return Outcome(FAIL, ours + ", never >", tuple(used),
+                           f"{self.left} is never above in any cell")
+        return Outcome(PASS, ours, tuple(used))
+
+
 # --------------------------------------------------------------------- claims
 
 
@@ -488,6 +700,11 @@ class Claim:
             return f"within {check.slack * 100:g}% of the lowest"
         if isinstance(check, Monotone):
             return f"a dip of {check.slack.text()} between neighbours"
+        if isinstance(check, HighestPerGroup):
+            return (f"at or above every other run, less {check.slack:g}" if check.slack
+                    else "at or above every other run (strict)")
+        if isinstance(check, EveryGroup):
+            return check.describe()
         if isinstance(check, Saturation):
             return (f"≥ {check.at_least * 100:g}% of capacity from "
                     f"{check.bdp_multiple:g} BDPs on")

@@ -1,8 +1,8 @@
 """Which runs of an experiment's matrix have a result, which failed and why, which
 never ran: figures draw only finished runs (DONE) and list everything else.
 
-The mode shown is the full one when any full-mode run has finished, else the
-quick one; trials go up to the highest trial on record.
+The mode shown is the full one when any full-mode run that the quick pass does
+not also plan has finished, else the quick one; trials go up to the highest trial on record.
 """
 from __future__ import annotations
 
@@ -100,7 +100,10 @@ def coverage(store: ExperimentStore, matrix: MatrixFn,
     trials = max([r.spec.trial for r in done] + [f.spec.trial for f in failed], default=1)
     full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials)
     quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
-    if any(c.done for c in full.cells):
+    # A run the quick pass also plans (an experiment whose quick matrix is a subset of
+    # the full one) does not make the record a full one.
+    in_quick = {c.spec for c in quick.cells}
+    if any(c.done and c.spec not in in_quick for c in full.cells):
         return full
     if any(c.done for c in quick.cells):
         return quick

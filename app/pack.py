@@ -62,8 +62,11 @@ def sha256_file(path: Path) -> str:
 
 
 def _result_files(root: Path) -> list[Path]:
-    """Every file of an experiment's results, half-written runs (.tmp-*) left out."""
-    return sorted(p for p in root.rglob("*") if p.is_file()
+    """Every file of an experiment's results, half-written runs (.tmp-*) left out. Run
+    folders linked from the shared pool (results/runs) are followed: the bundle holds
+    their files under the experiment, as plain files."""
+    found = [Path(d) / f for d, _, names in os.walk(root, followlinks=True) for f in names]
+    return sorted(p for p in found if p.is_file()
                   and not any(part.startswith(".tmp-") for part in p.relative_to(root).parts)
                   and not p.name.endswith(".part"))
 
@@ -132,7 +135,8 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
         info.size, info.mtime, info.mode = len(blob), int(time.time()), 0o644
         tar.addfile(info, io.BytesIO(blob))
         for name, path in sorted(files.items()):
-            tar.add(path, arcname=f"{ROOT}/{name}", recursive=False, filter=_anonymous)
+            tar.add(path.resolve(), arcname=f"{ROOT}/{name}", recursive=False,
+                    filter=_anonymous)
     tmp.replace(out)
     size = out.stat().st_size
     raw = sum(f["bytes"] for f in manifest["files"].values())

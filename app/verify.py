@@ -215,7 +215,8 @@ def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
     verdict.finished = sum(c.done for c in cov.cells)
     verdict.missing = [(c.spec.label(), c.reason) for c in cov.missing()]
     rows = exp.claim_rows(cov)
-    verdict.left_out = len(cov.records()) - len(rows)
+    in_rows = {str(row.get("run")) for row in rows}
+    verdict.left_out = sum(r.path.name not in in_rows for r in cov.records())
     verdict.claims = exp.claims_on(cov, rows)
     _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})
     return verdict

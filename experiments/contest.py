@@ -15,13 +15,21 @@ run's views. Quick mode: three baselines on the training trace.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
-from analysis.leaderboard import BoardTrace, submission_records, write_leaderboards
+from analysis.claims import Claim
+from analysis.coverage import Coverage
+from analysis.leaderboard import (BoardTrace, omniscient_entry, submission_records,
+                                  write_leaderboards)
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
 from experiments.base import Experiment
+from experiments.contest_claims import CLAIMS, OMNISCIENT
+
+log = logging.getLogger(__name__)
 
 TRACE_ROLES = {"training": "Verizon-LTE-short", "validation": "ATT-LTE-driving-2016",
                "testing": "TMobile-LTE-short"}
@@ -74,3 +82,25 @@ class Contest(Experiment):
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         return write_leaderboards(out_dir, board_traces(out_dir, self.traces))
+
+    def claims(self) -> tuple[Claim, ...]:
+        return CLAIMS
+
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """One row per finished baseline run (with its board's `trace`), and one per board
+        for the omniscient protocol on that trace (left out, logged, if the trace is not
+        on this machine)."""
+        rows = super().claim_rows(cov)
+        for row, record in zip(rows, cov.records()):
+            row["trace"] = record.spec.data_trace.removesuffix(".down")
+        roles = {v: k for k, v in TRACE_ROLES.items()}
+        for trace in sorted({str(row["trace"]) for row in rows}):
+            try:
+                path: Path | None = self.traces.resolve(f"{trace}.down")
+            except TraceError as e:
+                log.warning("no omniscient row for %s: %s", trace, e)
+                continue
+            entry = omniscient_entry(BoardTrace(trace, roles.get(trace), path))
+            if entry is not None:
+                rows.append(dict(entry.metrics, scheme=OMNISCIENT, trace=trace, run=""))
+        return rows

@@ -7,8 +7,9 @@ heavy: 1-4 and 6-8; base: 11-14) and size (32 KB, 64 KB), the recoveries run
 on this one kernel: Linux <= 3.1 rate halving, RFC 3517 and PRR as eBPF
 cong_control, and the kernel's own PRR (schemes/recovery.py); Cubic by
 default, Reno selectable. Outputs per pattern and size a figure
-(analysis/prr_plot.py), summary.csv, and the paper's claims
-(experiments/prr_fig2_claims.py) in claims.csv/md/json.
+(analysis/prr_plot.py) and summary.csv; the paper's claims are declared in
+experiments/prr_fig2_claims.py and evaluated by the shared mechanism
+(analysis/claims.py) on the summary rows of the runs of the matrix.
 
 Run options (each part of the run's id, see OPTIONS): pattern, size,
 recovery, cc, controller, bottleneck, rtt. The spec's data/ack traces
@@ -21,6 +22,8 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
+from analysis.claims import Claim
+from analysis.coverage import Coverage
 from analysis.prr_plot import plot_recoveries
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
@@ -29,7 +32,7 @@ from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.options import ExperimentOption, OptionError
-from experiments.prr_fig2_claims import evaluate_all, write_claims
+from experiments.prr_fig2_claims import CLAIMS, acks_waited
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +79,8 @@ SUMMARY_COLUMNS = [
     "pattern", "size_bytes", "recovery", "cc", "trial", "transfer_time_s",
     "time_in_recovery_s", "cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit",
     "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
-    "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "max_burst",
+    "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "acks_waited",
+    "max_burst",
     "unsent_at_recovery_bytes", "handshake_s", "entry_after_fack_ms", "acks_after_fack",
     "entry_after_dupthresh_ms", "acks_after_dupthresh", "path_delay_median_ms",
     "path_delay_max_ms",
@@ -140,9 +144,20 @@ class PrrFig2(Experiment):
                                    _order(row["recovery"]), row["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS)]
         files += self._figures(records, out_dir)
-        quick = all(r.spec.option("size") in QUICK_SIZES for r in records)
-        files += write_claims(evaluate_all(rows), out_dir, "quick" if quick else "full")
+        stale = out_dir / "claims.csv"  # written by this experiment's former evaluator
+        if stale.is_file():
+            stale.unlink()
+            log.info("removed %s: the claims are in claims.json and claims.md", stale)
         return files
+
+    def claims(self) -> tuple[Claim, ...]:
+        return CLAIMS
+
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """summary.csv's rows for the runs of the matrix (the claims take the medians over
+        trials per cell themselves)."""
+        return [summary_row(r.spec, dict(r.metrics), r.meta, r.path.name)
+                for r in cov.records()]
 
     def _figures(self, records: list, out_dir: Path) -> list[Path]:
         groups: dict[tuple, list] = {}
@@ -155,7 +170,7 @@ class PrrFig2(Experiment):
         for (pattern, size, cc, bottleneck, rtt, controller), recs in sorted(
                 groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
             panels = []
-            first = {}
+            first: dict[str, Any] = {}
             for r in sorted(recs, key=lambda r: r.spec.trial):
                 first.setdefault(r.spec.option("recovery"), r)
             for recovery in sorted(first, key=_order):
@@ -218,6 +233,7 @@ def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],
                controller_latency_ms=(meta.get("controller") or {}).get("added_latency_ms"),
                tcp_recovery_sysctl=(meta.get("sysctls") or {}).get("net.ipv4.tcp_recovery"),
                run=run)
+    row["acks_waited"] = acks_waited(row)
     return row
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Below, Claim,
-                             ClaimDeclarationError, ClaimReport, ColumnMean, LowestPerGroup,
-                             MeanOfRatios, Monotone, NeverDominates, NumberCheck,
-                             RatioOfMeans, Saturation, Slack, Tolerance, claims_markdown,
-                             evaluate, evaluate_all, where, write_claims)
+                             ClaimDeclarationError, ClaimReport, ColumnMean, EveryGroup,
+                             HighestPerGroup, LowestPerGroup, MeanOfDifferences, MeanOfRatios,
+                             Monotone, NeverDominates, NumberCheck, OneOf, Pair, RatioOfMeans,
+                             Saturation, Slack, Tolerance, claims_markdown, evaluate,
+                             evaluate_all, where, write_claims)
 from core.traces import TraceSet
+from experiments.contest_claims import CLAIMS as CONTEST_CLAIMS
 from experiments.registry import all_experiments
 from experiments.sprout_claims import FIG7_CLAIMS
 
@@ -101,7 +103,8 @@ def test_fig7_claims_about_schemes_not_run_say_not_run():
 def test_lowest_per_link_within_the_slack():
     check = LowestPerGroup("sprout", ("ewma", "vegas"), "d", ("trace",), slack=0.2,
                            optional=("codel",))
-    base = [{"trace": "A", "scheme": "sprout", "d": 110}, {"trace": "A", "scheme": "ewma", "d": 100},
+    base = [{"trace": "A", "scheme": "sprout", "d": 110},
+            {"trace": "A", "scheme": "ewma", "d": 100},
             {"trace": "A", "scheme": "vegas", "d": 300}]
     assert check.evaluate(base).verdict == PASS  # 10% above the lowest
     worse = base + [{"trace": "A", "scheme": "codel", "d": 80}]
@@ -147,8 +150,10 @@ def test_never_dominates_and_below():
     assert check.evaluate(rows).verdict == PASS
     rows.append({"scheme": "s", "c": 0.25, "t": 5.5, "d": 90, "run": "r"})
     assert check.evaluate(rows).verdict == FAIL
-    assert Below(where(scheme="s", c=0.05), where(scheme="ewma"), "d").evaluate(rows).verdict == PASS
-    assert Below(where(scheme="ewma"), where(scheme="s", c=0.05), "d").evaluate(rows).verdict == FAIL
+    assert Below(where(scheme="s", c=0.05), where(scheme="ewma"),
+                 "d").evaluate(rows).verdict == PASS
+    assert Below(where(scheme="ewma"), where(scheme="s", c=0.05),
+                 "d").evaluate(rows).verdict == FAIL
 
 
 def test_late_runs_are_counted(tmp_path):
@@ -179,3 +184,107 @@ def test_every_experiment_declares_well_formed_claims():
         # With no runs every claim says NOT RUN, with the reason.
         for result in evaluate_all(claims, [], QUICK, exp.name):
             assert result.verdict == NOT_RUN and result.why
+
+
+def test_one_of_filters_rows_by_any_of_its_values():
+    rows = [{"r": "a", "x": 1}, {"r": "b", "x": 3}, {"r": "c", "x": 100}]
+    assert ColumnMean("x", where(r=OneOf(("a", "b")))).measure(rows)[0] == 2
+
+
+def test_every_group_takes_medians_per_cell_and_must_hold_in_each():
+    check = EveryGroup("a", "<=", "b", ("cell",), slack=-1)
+    rows = [{"cell": 1, "a": a, "b": 10} for a in (3, 9, 20)]  # median 9 <= 10 - 1
+    assert check.evaluate(rows).verdict == PASS
+    rows.append({"cell": 2, "a": 10, "b": 10})
+    result = check.evaluate(rows)
+    assert result.verdict == FAIL and result.why.startswith("fails in 2:")
+    assert result.ours == "holds in 1 of 2 cells"
+    assert check.evaluate([{"cell": 1, "a": None, "b": 3}]).verdict == NOT_RUN
+
+
+def test_every_group_against_a_constant_and_within_a_gap():
+    assert EveryGroup("a", "<=", 2.0, ("c",)).evaluate([{"c": 1, "a": 2}]).verdict == PASS
+    assert EveryGroup("a", "<=", 2.0, ("c",)).evaluate([{"c": 1, "a": 3}]).verdict == FAIL
+    near = EveryGroup("a", "~", "b", ("c",), scale_by=("k", (("x", 0.5),)), slack=1)
+    assert near.evaluate([{"c": 1, "k": "x", "a": 5, "b": 11}]).verdict == PASS  # 5 vs 5.5
+    assert near.evaluate([{"c": 1, "k": "x", "a": 3, "b": 11}]).verdict == FAIL
+    assert near.evaluate([{"c": 1, "k": "y", "a": 3, "b": 11}]).verdict == NOT_RUN
+    with pytest.raises(ClaimDeclarationError):
+        EveryGroup("a", "=<", "b", ("c",))
+
+
+def test_every_group_pairs_two_settings_of_one_cell():
+    check = EveryGroup("t", "<", "t", ("cell",), pair=Pair("alg", "new", "old"), scale=0.9,
+                       positive=("t",))
+    rows = [{"cell": 1, "alg": "new", "t": 5, "run": "n1"},
+            {"cell": 1, "alg": "old", "t": 10, "run": "o1"},
+            {"cell": 2, "alg": "new", "t": 5, "run": "n2"}]  # no "old" in cell 2
+    result = evaluate(claim(check), rows, QUICK)
+    assert result.verdict == PASS and result.runs == ("n1", "o1")
+    rows.append({"cell": 2, "alg": "old", "t": 5.2, "run": "o2"})
+    assert check.evaluate(rows).verdict == FAIL  # 5 is not below 0.9 x 5.2
+    zero = [dict(r, t=0) if r["alg"] == "old" else r for r in rows]
+    assert check.evaluate(zero).verdict == NOT_RUN  # nothing positive to compare with
+    once = EveryGroup("b", ">=", "b", ("cell",), pair=Pair("alg", "new", "old"),
+                      strictly_once=True)
+    equal = [{"cell": 1, "alg": "new", "b": 2}, {"cell": 1, "alg": "old", "b": 2}]
+    assert once.evaluate(equal).verdict == FAIL
+    assert once.evaluate(equal + [{"cell": 2, "alg": "new", "b": 3},
+                                  {"cell": 2, "alg": "old", "b": 2}]).verdict == PASS
+
+
+def test_highest_per_group_and_mean_of_differences():
+    rows = [{"trace": "A", "scheme": "omni", "s": 1.0}, {"trace": "A", "scheme": "x", "s": 0.5},
+            {"trace": "A", "scheme": "x", "s": 0.9}, {"trace": "B", "scheme": "x", "s": 0.2}]
+    check = HighestPerGroup("omni", "s", ("trace",))
+    result = check.evaluate(rows)
+    assert result.verdict == PASS and "B" in result.why and result.ours == "holds on 1 of 1"
+    rows.append({"trace": "A", "scheme": "y", "s": 1.2})
+    assert check.evaluate(rows).verdict == FAIL
+    assert check.evaluate(rows[1:]).verdict == NOT_RUN
+    diff = MeanOfDifferences("s", numerator="y", denominator="x", group_by=("trace",),
+                             where=where(trace="A"))
+    assert diff.measure(rows)[0] == pytest.approx(1.2 - 0.7)
+
+
+def test_contest_claims_on_hand_made_rows():
+    rows = [{"trace": "Verizon-LTE-short", "scheme": s, "score": v, "run": s}
+            for s, v in (("omniscient", -2.0), ("sprout", -3.0), ("dasjoshma", -2.9),
+                         ("johnnybameesh", -3.5), ("aimd", -4.0))]
+    results = {r.id: r for r in evaluate_all(CONTEST_CLAIMS, rows, QUICK, "contest")}
+    assert results["omniscient-tops-every-board"].verdict == PASS
+    assert results["dasjoshma-near-sprout"].verdict == PASS  # +0.1
+    assert results["johnnybameesh-near-sprout"].verdict == FAIL  # -0.5: clearly worse
+    rows.append({"trace": "Verizon-LTE-short", "scheme": "sheen", "score": -1.5, "run": "s"})
+    assert evaluate_all(CONTEST_CLAIMS, rows, QUICK)[0].verdict == FAIL
+    others = [dict(r, trace="TMobile-LTE-short") for r in rows if r["scheme"] != "dasjoshma"]
+    assert evaluate_all(CONTEST_CLAIMS, others, QUICK)[1].verdict == NOT_RUN
+
+
+def test_contest_claims_from_a_hand_made_results_folder(tmp_path):
+    """The contest experiment's rows: its finished baseline runs, each with its board's
+    trace, plus the omniscient protocol computed from the trace itself."""
+    from core.results import ExperimentStore
+    from experiments.contest import TRACE_ROLES, Contest
+    from tests.unit.fake_runs import add_done, trace_set, write_trace
+    training = TRACE_ROLES["training"]
+    write_trace(tmp_path / "traces", f"{training}.down", range(1, 1001))  # 12 Mbit/s, 1 s
+    exp = Contest(trace_set(tmp_path / "traces"))
+    store = ExperimentStore(tmp_path / "contest")
+    scores = {"sprout": -3.0, "johnnybameesh": -2.95, "aimd": -4.0}
+    for spec in exp.matrix(quick=True):
+        add_done(store, spec, score=scores[spec.scheme], throughput_mbps=1.0)
+    cov = exp.coverage(store)
+    rows = exp.claim_rows(cov)
+    omni = [r for r in rows if r["scheme"] == "omniscient"]
+    assert len(omni) == 1 and omni[0]["trace"] == training and omni[0]["score"] > -3
+    assert {r["trace"] for r in rows} == {training}
+    report = {r.id: r for r in exp.claims_on(cov, rows).results}
+    assert report["omniscient-tops-every-board"].verdict == PASS
+    assert len(report["omniscient-tops-every-board"].runs) == 3  # the baselines' folders
+    assert report["johnnybameesh-near-sprout"].verdict == PASS  # +0.05
+    assert report["dasjoshma-near-sprout"].verdict == NOT_RUN  # not in the quick pass
+    # Without the trace there is no omniscient row, and the ordering cannot be checked.
+    bare = Contest(TraceSet([], Path("/nonexistent"), manifest={}))
+    assert {r.id: r.verdict for r in bare.claims_on(cov, bare.claim_rows(cov)).results}[
+        "omniscient-tops-every-board"] == NOT_RUN

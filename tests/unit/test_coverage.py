@@ -79,3 +79,17 @@ def test_short_reason() -> None:
     assert short_reason("first line\nsecond") == "first line"
     assert short_reason("x" * 200, width=10) == "xxxxxxx..."
     assert short_reason("") == "unknown reason"
+
+
+def test_a_quick_matrix_inside_the_full_one_stays_quick_until_a_full_only_run(tmp_path) -> None:
+    """When the quick pass is a subset of the full matrix (prr-fig2: 32 KB only), its runs
+    are the quick record, not a full one with half its runs missing."""
+    def nested(quick: bool, trials: int) -> list[RunSpec]:
+        schemes = ("sprout",) if quick else ("sprout", "vegas")
+        return [spec(s, False, t) for t in range(1, trials + 1) for s in schemes]
+    store = ExperimentStore(tmp_path / "x")
+    add_done(store, spec("sprout", quick=False), throughput_mbps=1.0)
+    cov = coverage(store, nested)
+    assert cov.quick and len(cov.cells) == 1 and not cov.missing()
+    add_done(store, spec("vegas", quick=False), throughput_mbps=1.0)
+    assert not coverage(store, nested).quick

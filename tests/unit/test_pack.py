@@ -15,7 +15,7 @@ from app.pack import MANIFEST, ROOT, pack, verify_bundle
 from app.verify import EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, emit
 from core.paths import ProjectPaths
 from tests.unit.fake_runs import trace_set, write_trace
-from tests.unit.test_verify import EXP, RISING, build
+from tests.unit.test_verify import EXP, build
 
 
 @pytest.fixture
@@ -155,3 +155,27 @@ def test_pack_with_nothing_to_pack(tmp_path):
     assert pack(ProjectPaths(results_override=tmp_path), [EXP], trace_set(tmp_path),
                 explicit=True, stream=out) is None
     assert "has no results to pack" in out.getvalue()
+
+
+def test_run_folders_linked_from_the_shared_pool_are_packed(tmp_path):
+    """Runs shared between experiments live in results/runs and are linked from each
+    experiment's runs/: the bundle carries their files, and verifies as the plain one."""
+    results = tmp_path / "results"
+    build(results)
+    pool = results / "runs"
+    pool.mkdir()
+    for run in sorted((results / EXP.name / "runs").iterdir()):
+        target = pool / run.name
+        run.rename(target)
+        run.symlink_to(Path("../../runs") / run.name)
+    traces_dir = tmp_path / "traces"
+    write_trace(traces_dir, "Verizon-LTE-short.down", [1, 2, 3])
+    write_trace(traces_dir, "Verizon-LTE-short.up", [1, 2, 3])
+    path = pack(ProjectPaths(results_override=results), [EXP], trace_set(traces_dir),
+                tmp_path / "linked.tar.xz", stream=io.StringIO())
+    assert path is not None
+    with tarfile.open(path) as tar:
+        members = [m for m in tar if "/runs/" in m.name]
+    assert members and all(m.isfile() for m in members)
+    code, text, report = check(path, tmp_path, "linked")
+    assert report.experiments[0].finished > 0 and "run folder gone" not in text

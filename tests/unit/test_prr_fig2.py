@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import csv
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,9 @@ import pytest
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from core.results import ExperimentStore, write_json
 from experiments.prr_fig2 import OPTIONS, PrrFig2
-from experiments.prr_fig2_claims import CLAIMS, FAIL, NOT_RUN, PASS, evaluate
+from analysis.claims import FAIL, NOT_RUN, PASS, QUICK, ClaimResult
+from analysis.claims import evaluate as evaluate_claim
+from experiments.prr_fig2_claims import CLAIMS, acks_waited
 from experiments.registry import get_experiment
 from tests.unit.prr_fake_run import write_fake_run
 
@@ -82,31 +86,40 @@ def _finished(store: ExperimentStore, spec, tmp: Path) -> Path:
 
 
 def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
+    """A hand-made results folder: summary and figures from make_figures; the claims from
+    the shared mechanism, as report and verify evaluate them."""
     store = ExperimentStore(tmp_path / "prr-fig2")
     specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)
              if s.option("recovery") in ("rate-halving", "prr-kernel")]
     for spec in specs:
         _finished(store, spec, tmp_path)
-    files = PrrFig2(None).make_figures(store, store.root)
+    exp = PrrFig2(None, dict(pattern="light"))
+    files = exp.make_figures(store, store.root)
     names = {f.name for f in files}
     controller = specs[0].option("controller")
     assert {"summary.csv", f"prr-light-32k-cubic-{controller}.png",
-            f"prr-light-32k-cubic-{controller}.svg",
-            "claims.csv", "claims.md", "claims.json"} <= names
+            f"prr-light-32k-cubic-{controller}.svg"} <= names
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving", "prr-kernel"]
     assert rows[0]["drops_as_planned"] == "True" and rows[0]["controller"] == "os-ken"
     assert rows[0]["cwnd_exit"] == "7" and rows[0]["transfer_time_s"] == "0.2"
-    claims = {r["id"]: r["verdict"] for r in csv.DictReader(open(store.root / "claims.csv"))}
-    assert claims["prr-exits-at-ssthresh"] == PASS  # cwnd 7 = ssthresh 7
-    assert claims["rate-halving-ends-below"] == FAIL  # the same made-up numbers
-    assert claims["prr-faster-heavy"] == NOT_RUN  # no heavy pattern on record
+    report = exp.evaluate_claims(store)
+    claims = {r.id: r for r in report.results}
+    assert set(claims) == {c.id for c in CLAIMS}
+    assert claims["prr-exits-at-ssthresh"].verdict == PASS  # cwnd 7 = ssthresh 7
+    assert len(claims["prr-exits-at-ssthresh"].runs) == 1  # the prr-kernel run only
+    assert claims["rate-halving-ends-below"].verdict == FAIL  # the same made-up numbers
+    assert claims["prr-faster-heavy"].verdict == NOT_RUN  # no heavy pattern on record
+    assert claims["ssthresh-is-beta-of-window"].verdict == PASS  # 7 = 0.7 x 10
+    assert len(claims["ssthresh-is-beta-of-window"].runs) == 2
 
 
 def _row(recovery: str, pattern: str = "heavy", **values) -> dict:
     row = {"pattern": pattern, "size_bytes": 32768, "recovery": recovery, "cc": "cubic",
-           "drops_as_planned": True}
+           "controller": "pox", "bottleneck_mbps": 10.0, "rtt_ms": 40,
+           "drops_as_planned": True, "run": f"{pattern}-{recovery}-{len(values)}"}
     row.update(values)
+    row["acks_waited"] = acks_waited(row)
     return row
 
 
@@ -114,10 +127,14 @@ def _claim(claim_id: str):
     return next(c for c in CLAIMS if c.id == claim_id)
 
 
+def evaluate(claim, rows) -> ClaimResult:
+    return evaluate_claim(claim, rows, QUICK, "prr-fig2")
+
+
 def test_every_claim_says_not_run_without_rows() -> None:
     for claim in CLAIMS:
         assert evaluate(claim, []).verdict == NOT_RUN, claim.id
-        assert claim.reason.strip() and claim.tolerance.strip()
+        assert claim.reason.strip() and claim.tolerance_text().strip()
 
 
 def test_exit_at_ssthresh_within_one_segment() -> None:
@@ -127,6 +144,13 @@ def test_exit_at_ssthresh_within_one_segment() -> None:
     # An invalid run never counts.
     assert evaluate(claim, [_row("prr-kernel", cwnd_exit=5, ssthresh_exit=7,
                                  drops_as_planned=False)]).verdict == NOT_RUN
+    # Every cell must hold, each controller's apart.
+    both = [_row("prr-bpf", cwnd_exit=7, ssthresh_exit=7),
+            dict(_row("prr-bpf", cwnd_exit=4, ssthresh_exit=7), controller="os-ken")]
+    result = evaluate(claim, both)
+    assert result.verdict == FAIL and "os-ken" in result.why and "1 of 2" in result.ours
+    # A recovery the claim does not name is not looked at.
+    assert evaluate(claim, [_row("rfc3517", cwnd_exit=3, ssthresh_exit=7)]).verdict == NOT_RUN
 
 
 def test_ssthresh_ratio_uses_the_cc_beta() -> None:
@@ -135,6 +159,8 @@ def test_ssthresh_ratio_uses_the_cc_beta() -> None:
     assert evaluate(claim, [_row("rfc3517", cwnd_entry=10, ssthresh_entry=5)]).verdict == FAIL
     reno = dict(_row("rfc3517", cwnd_entry=10, ssthresh_entry=5), cc="reno")
     assert evaluate(claim, [reno]).verdict == PASS
+    bbr = dict(_row("rfc3517", cwnd_entry=10, ssthresh_entry=1), cc="bbr")
+    assert evaluate(claim, [bbr]).verdict == NOT_RUN  # no beta declared for it
 
 
 def test_rate_halving_collapse_and_below() -> None:
@@ -142,8 +168,12 @@ def test_rate_halving_collapse_and_below() -> None:
                     [_row("rate-halving", cwnd_exit=2)]).verdict == PASS
     assert evaluate(_claim("rate-halving-collapses-heavy"),
                     [_row("rate-halving", cwnd_exit=3)]).verdict == FAIL
+    assert evaluate(_claim("rate-halving-collapses-heavy"),
+                    [_row("rate-halving", "light", cwnd_exit=3)]).verdict == NOT_RUN
     assert evaluate(_claim("rate-halving-ends-below"),
                     [_row("rate-halving", cwnd_exit=6, ssthresh_exit=7)]).verdict == PASS
+    assert evaluate(_claim("rate-halving-ends-below"),
+                    [_row("rate-halving", cwnd_exit=7, ssthresh_exit=7)]).verdict == FAIL
 
 
 def test_medians_over_trials_decide_paired_claims() -> None:
@@ -152,8 +182,14 @@ def test_medians_over_trials_decide_paired_claims() -> None:
     rows += [_row("rate-halving", transfer_time_s=t) for t in (0.6, 0.62, 0.1)]
     result = evaluate(claim, rows)
     assert result.verdict == PASS, result.ours  # medians 0.31 vs 0.6
+    assert len(result.runs) >= 1 and evaluate(_claim("prr-halves-heavy"), rows).verdict == PASS
     rows = [_row("prr-kernel", transfer_time_s=0.58), _row("rate-halving", transfer_time_s=0.6)]
     assert evaluate(claim, rows).verdict == FAIL  # 0.97: not 10% faster
+    rows = [_row("prr-kernel", transfer_time_s=0.5), _row("rate-halving", transfer_time_s=0.6)]
+    assert evaluate(claim, rows).verdict == PASS  # 0.83
+    assert evaluate(_claim("prr-halves-heavy"), rows).verdict == FAIL  # not about half
+    # A recovery alone in its cell has nothing to be compared with.
+    assert evaluate(claim, rows[:1]).verdict == NOT_RUN
 
 
 def test_bursts_must_be_larger_somewhere_and_waiting_counts_silence() -> None:
@@ -162,6 +198,8 @@ def test_bursts_must_be_larger_somewhere_and_waiting_counts_silence() -> None:
     assert evaluate(claim, same).verdict == FAIL
     larger = [_row("rfc3517", max_burst=5), _row("prr-kernel", max_burst=2)]
     assert evaluate(claim, larger).verdict == PASS
+    smaller = [_row("rfc3517", max_burst=1), _row("prr-kernel", max_burst=2)]
+    assert evaluate(claim, larger + [dict(r, pattern="light") for r in smaller]).verdict == FAIL
     waits = _claim("rfc3517-waits")
     silent = [_row("rfc3517", "base", acks_before_new=None, new_in_recovery=0, recovery_acks=9,
                    unsent_at_recovery_bytes=5000),
@@ -207,3 +245,39 @@ def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path
     PrrFig2(None).make_figures(store, store.root)
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving"]
+def test_bpf_prr_matches_the_kernel_in_each_cell() -> None:
+    claim = _claim("bpf-prr-matches-kernel")
+    assert evaluate(claim, [_row("prr-bpf", cwnd_exit=8),
+                            _row("prr-kernel", cwnd_exit=7)]).verdict == PASS
+    assert evaluate(claim, [_row("prr-bpf", cwnd_exit=9),
+                            _row("prr-kernel", cwnd_exit=7)]).verdict == FAIL
+
+
+def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> None:
+    """`repro verify` on a hand-made PRR results folder (no data.log: the metrics come
+    from the captures and the tcp_probe trace), then the same folder with one number
+    edited by hand."""
+    from app.verify import EXIT_FAILED, verify_experiment
+    from analysis.rederive import DIFFERS, MATCH
+    store = ExperimentStore(tmp_path / "prr-fig2")
+    exp = PrrFig2(None, dict(pattern="light"))
+    specs = [s for s in exp.matrix(quick=True)
+             if s.option("recovery") in ("prr-kernel", "prr-bpf")]
+    dirs = [_finished(store, spec, tmp_path) for spec in specs]
+    verdict = verify_experiment(exp, tmp_path)
+    assert verdict.count(MATCH) == 2 and verdict.left_out == 0
+    assert verdict.claims is not None
+    claims = {r.id: r.verdict for r in verdict.claims.results}
+    assert claims["prr-exits-at-ssthresh"] == PASS
+    assert claims["bpf-prr-matches-kernel"] == PASS
+    assert claims["rate-halving-ends-below"] == NOT_RUN
+    metrics = json.loads((dirs[0] / "metrics.json").read_text())
+    metrics["cwnd_exit"] = 2
+    (dirs[0] / "metrics.json").write_text(json.dumps(metrics))
+    done = (dirs[0] / "DONE").stat().st_mtime
+    os.utime(dirs[0] / "metrics.json", (done + 10, done + 10))
+    again = verify_experiment(exp, tmp_path)
+    assert again.count(DIFFERS) == 1 and again.claims is not None
+    # The claims use the re-derived numbers, not the edited one.
+    assert {r.id: r.verdict for r in again.claims.results}["prr-exits-at-ssthresh"] == PASS
+    assert again.problems()[0] and EXIT_FAILED == 1
