@@ -245,6 +245,8 @@ def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path
     PrrFig2(None).make_figures(store, store.root)
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving"]
+
+
 def test_bpf_prr_matches_the_kernel_in_each_cell() -> None:
     claim = _claim("bpf-prr-matches-kernel")
     assert evaluate(claim, [_row("prr-bpf", cwnd_exit=8),
