@@ -113,7 +113,8 @@ class Tolerance:
     def bounds(self, paper: float) -> tuple[float, float]:
         lo, hi = paper, paper
         if self.relative is not None:
-            lo, hi = min(lo, paper - abs(paper) * self.relative), max(hi, paper + abs(paper) * self.relative)
+            spread = abs(paper) * self.relative
+            lo, hi = min(lo, paper - spread), max(hi, paper + spread)
         if self.absolute is not None:
             lo, hi = min(lo, paper - self.absolute), max(hi, paper + self.absolute)
         if self.factor is not None:
@@ -353,7 +354,8 @@ class NeverDominates(Check):
         ref_more, ref_rows, why = ColumnMean(self.more, self.reference).measure(rows)
         ref_less, _, why2 = ColumnMean(self.less, self.reference).measure(rows)
         subject = [r for r in _select(rows, self.subject)
-                   if _number(r.get(self.more)) is not None and _number(r.get(self.less)) is not None]
+                   if _number(r.get(self.more)) is not None
+                   and _number(r.get(self.less)) is not None]
         if ref_more is None or ref_less is None:
             return Outcome(NOT_RUN, "-", (), why or why2)
         if not subject:

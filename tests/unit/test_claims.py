@@ -101,7 +101,8 @@ def test_fig7_claims_about_schemes_not_run_say_not_run():
 def test_lowest_per_link_within_the_slack():
     check = LowestPerGroup("sprout", ("ewma", "vegas"), "d", ("trace",), slack=0.2,
                            optional=("codel",))
-    base = [{"trace": "A", "scheme": "sprout", "d": 110}, {"trace": "A", "scheme": "ewma", "d": 100},
+    base = [{"trace": "A", "scheme": "sprout", "d": 110},
+            {"trace": "A", "scheme": "ewma", "d": 100},
             {"trace": "A", "scheme": "vegas", "d": 300}]
     assert check.evaluate(base).verdict == PASS  # 10% above the lowest
     worse = base + [{"trace": "A", "scheme": "codel", "d": 80}]
@@ -147,8 +148,9 @@ def test_never_dominates_and_below():
     assert check.evaluate(rows).verdict == PASS
     rows.append({"scheme": "s", "c": 0.25, "t": 5.5, "d": 90, "run": "r"})
     assert check.evaluate(rows).verdict == FAIL
-    assert Below(where(scheme="s", c=0.05), where(scheme="ewma"), "d").evaluate(rows).verdict == PASS
-    assert Below(where(scheme="ewma"), where(scheme="s", c=0.05), "d").evaluate(rows).verdict == FAIL
+    s_low, ewma = where(scheme="s", c=0.05), where(scheme="ewma")
+    assert Below(s_low, ewma, "d").evaluate(rows).verdict == PASS
+    assert Below(ewma, s_low, "d").evaluate(rows).verdict == FAIL
 
 
 def test_late_runs_are_counted(tmp_path):
