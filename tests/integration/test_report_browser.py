@@ -18,6 +18,7 @@ from app.report import write_report
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.runspec import RunSpec
+from core.traces import TraceSet
 from experiments.registry import all_experiments
 from tests.unit.fake_runs import add_done, add_failed
 
@@ -63,10 +64,11 @@ def _chromium() -> tuple[str, str]:
 
 
 @pytest.fixture
-def report(paths: ProjectPaths) -> Path:
+def report(paths: ProjectPaths, traces: TraceSet) -> Path:
     """A results tree built by hand for every experiment's quick matrix, with one failed
     run per experiment, its figures drawn and the report written."""
-    for exp in all_experiments():
+    experiments = all_experiments(traces)
+    for exp in experiments:
         store = ExperimentStore(paths.results_dir / exp.name)
         specs = exp.matrix(quick=True)
         for i, spec in enumerate(specs[:-1]):
@@ -74,7 +76,7 @@ def report(paths: ProjectPaths) -> Path:
         add_failed(store, specs[-1], "SchemeUnavailable: no provider for this scheme here "
                    "(the fix is named in the run's FAILED.json)")
         exp.make_figures(store, store.root)
-    return write_report(paths)
+    return write_report(paths, experiments)
 
 
 @pytest.fixture
@@ -103,7 +105,7 @@ def _viewport(driver: Any, width: int, height: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
-                                     tmp_path: Path) -> None:
+                                     tmp_path: Path, traces: TraceSet) -> None:
     _viewport(browser, width, 900)
     browser.get(report.as_uri())
     browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -114,12 +116,12 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
     assert images, "the report shows no figure"
     broken = [src for src, complete, natural in images if not complete or natural == 0]
     assert not broken, f"images that did not load: {broken}"
-    sections = [e.name for e in all_experiments()]
+    sections = [e.name for e in all_experiments(traces)]
     tables = browser.execute_script(
         "return Array.from(document.querySelectorAll('section')).map(s => "
         "[s.id, s.querySelectorAll('table.claims tbody tr').length])")
     assert {sid for sid, rows in tables if rows} == set(sections), tables
-    for exp in all_experiments():
+    for exp in all_experiments(traces):
         rows = dict(tables)[exp.name]
         assert rows == len(exp.claims()), f"{exp.name}: {rows} claim rows"
     sideways = browser.execute_script(
