@@ -14,9 +14,11 @@ from typing import Any, Iterator
 
 import pytest
 
+from analysis.run_metrics import REVERSE
 from app.report import write_report
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
+from core.run_span import BOTH, DIRECTIONS
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments.registry import all_experiments
@@ -48,6 +50,8 @@ def _metrics(spec: RunSpec, index: int) -> dict[str, Any]:
     if spec.scheme in ("cubic", "vegas", "reno", "bic", "hybla", "bbr"):
         metrics.update(cc_requested=spec.scheme, cc_used=spec.scheme,
                        cc_provider="ebpf" if spec.scheme in ("vegas", "hybla") else "builtin")
+    if spec.option(DIRECTIONS) == BOTH:  # a run that loads both directions scores both
+        metrics[REVERSE] = dict(metrics)
     return metrics
 
 
