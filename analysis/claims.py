@@ -84,6 +84,14 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _value(row: Row, column: str) -> float:
+    """The number in `column` of a row already kept for having one (see _number)."""
+    number = _number(row[column])
+    if number is None:
+        raise ValueError(f"{column} is not a finite number in {dict(row)}")
+    return number
+
+
 def _fmt(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
@@ -173,7 +181,7 @@ class ColumnMean(Measure):
         if not used:
             what = " ".join(f"{k}={v}" for k, v in self.where) or "any run"
             return None, (), f"no finished run with {what}"
-        return statistics.fmean(_number(r[self.column]) for r in used), tuple(used), ""
+        return statistics.fmean(_value(r, self.column) for r in used), tuple(used), ""
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,7 @@ class _PerGroup:
 
     def pairs(self, rows: Sequence[Row]) -> tuple[list[tuple[float, float]], tuple[Row, ...], str]:
         """(numerator, denominator) per group where both have runs; the rows used."""
-        groups: dict[tuple, dict[str, list[Row]]] = {}
+        groups: dict[tuple, dict[str | None, list[Row]]] = {}
         for row in _select(rows, self.where):
             if _number(row.get(self.column)) is None:
                 continue
@@ -213,7 +221,7 @@ class _PerGroup:
         return pairs, tuple(used), ""
 
     def _mean(self, rows: list[Row]) -> float:
-        value = statistics.fmean(_number(r[self.column]) for r in rows)
+        value = statistics.fmean(_value(r, self.column) for r in rows)
         return max(value, self.floor) if self.floor is not None else value
 
 
@@ -309,7 +317,7 @@ class LowestPerGroup(Check):
     kind: str = field(default=ORDERING, init=False)
 
     def _mean(self, rows: list[Row]) -> float:
-        value = statistics.fmean(_number(r[self.column]) for r in rows)
+        value = statistics.fmean(_value(r, self.column) for r in rows)
         return max(value, self.floor) if self.floor is not None else value
 
     def evaluate(self, rows: Sequence[Row]) -> Outcome:
@@ -335,10 +343,10 @@ class LowestPerGroup(Check):
             complete += 1
             means = {s: self._mean(rs) for s, rs in by_scheme.items()}
             used += [r for rs in by_scheme.values() for r in rs]
-            best = min(means, key=means.get)
-            ours = means[self.subject]
-            if ours > max(means[best], 0.0) * (1 + self.slack) and best != self.subject:
-                failures.append(f"{name}: {self.subject} {_fmt(ours)}, {best} {_fmt(means[best])}")
+            best = min(means, key=lambda s: means[s])
+            mine = means[self.subject]
+            if mine > max(means[best], 0.0) * (1 + self.slack) and best != self.subject:
+                failures.append(f"{name}: {self.subject} {_fmt(mine)}, {best} {_fmt(means[best])}")
         if not complete:
             return Outcome(NOT_RUN, "-", (), "no link has a run of every scheme: "
                            + "; ".join(partial))
@@ -390,8 +398,8 @@ class NeverDominates(Check):
             return Outcome(NOT_RUN, "-", (), why or why2)
         if not subject:
             return Outcome(NOT_RUN, "-", (), "no finished run of the subject")
-        both = [r for r in subject if _number(r[self.more]) >= ref_more
-                and _number(r[self.less]) <= ref_less]
+        both = [r for r in subject if _value(r, self.more) >= ref_more
+                and _value(r, self.less) <= ref_less]
         ours = f"{len(both)} of {len(subject)} settings do both"
         why = "; ".join(f"{r.get('run', '?')}: {_fmt(_number(r[self.more]))} / "
                         f"{_fmt(_number(r[self.less]))}" for r in both)
@@ -437,7 +445,7 @@ class Monotone(Check):
         if len(by_x) < self.min_points:
             return Outcome(NOT_RUN, "-", (), f"{len(by_x)} values of {self.x} finished, "
                            f"the shape needs {self.min_points}")
-        series = [(x, statistics.fmean(_number(r[self.y]) for r in rs))
+        series = [(x, statistics.fmean(_value(r, self.y) for r in rs))
                   for x, rs in sorted(by_x.items())]
         dips = [f"{self.y} {_fmt(b)} at {self.x}={x1:g} after {_fmt(a)} at {x0:g}"
                 for (x0, a), (x1, b) in zip(series, series[1:]) if not self.slack.allows(a, b)]
@@ -478,11 +486,11 @@ class Saturation(Check):
         if not large:
             return Outcome(NOT_RUN, "-", (), f"no finished run with a window of "
                            f"{self.bdp_multiple:g} BDPs or more")
-        low = [r for r in large if _number(r[self.utilization]) < self.at_least]
-        worst = min(_number(r[self.utilization]) for r in large)
+        low = [r for r in large if _value(r, self.utilization) < self.at_least]
+        worst = min(_value(r, self.utilization) for r in large)
         ours = f"lowest {worst * 100:.1f}% over {len(large)} runs"
         why = "; ".join(f"{self.window}={r.get(self.window)}: "
-                        f"{_number(r[self.utilization]) * 100:.1f}%" for r in low)
+                        f"{_value(r, self.utilization) * 100:.1f}%" for r in low)
         return Outcome(FAIL if low else PASS, ours, tuple(large), why)
 
 

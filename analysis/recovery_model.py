@@ -218,9 +218,9 @@ def _on_ack(s: _Sender, index: int, seq: int, is_retrans: bool, ack: int,
     s.snd_una = max(s.snd_una, ack)
     sacked_before = sum(1 for g in s.outstanding.values() if g.sacked)
     for q in received:
-        seg = s.outstanding.get(q)
-        if seg is not None and not seg.sacked:
-            seg.sacked = True
+        held = s.outstanding.get(q)
+        if held is not None and not held.sacked:
+            held.sacked = True
             delivered += 1
     newly_lost = s.mark_losses()
     any_lost = any(g.lost for g in s.outstanding.values())

@@ -205,7 +205,8 @@ def _packet(ts: float, ip: dpkt.ip.IP, tcp: dpkt.tcp.TCP) -> Packet:
     for kind, data in dpkt.tcp.parse_opts(tcp.opts):
         if kind == TCP_OPT_SACK and len(data) % 8 == 0:
             for i in range(0, len(data), 8):
-                sack.append(struct.unpack("!II", data[i:i + 8]))
+                left, right = struct.unpack("!II", data[i:i + 8])
+                sack.append((left, right))
         elif kind == TCP_OPT_TIMESTAMP and len(data) == 8:
             tsval = struct.unpack("!I", data[:4])[0]
     # The payload's length from the headers: captures keep the headers only (snap length).

@@ -109,6 +109,9 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
             files[f"traces/{name}"] = traces.resolve(name)
         except TraceError as e:
             missing_traces.append(f"{name}: {e}")
+    sizes = {name: path.stat().st_size for name, path in sorted(files.items())}
+    file_entries = {name: {"sha256": sha256_file(path), "bytes": sizes[name]}
+                    for name, path in sorted(files.items())}
     manifest = {
         "bundle_format": BUNDLE_FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -123,13 +126,13 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
                         for v in report.experiments},
         "verify_exit_when_packed": report.exit_code(),
         "traces_not_bundled": missing_traces,
-        "files": {name: {"sha256": sha256_file(path), "bytes": path.stat().st_size}
-                  for name, path in sorted(files.items())},
+        "files": file_entries,
     }
     out = out or results / f"netrepro-bundle-{time.strftime('%Y%m%d-%H%M%S')}.tar.xz"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    with tarfile.open(tmp, "w:xz", preset=XZ_PRESET) as tar:
+    # What tarfile.open(tmp, "w:xz", preset=...) calls; typed with the preset.
+    with tarfile.TarFile.xzopen(tmp, "w", preset=XZ_PRESET) as tar:
         blob = json.dumps(manifest, indent=2, sort_keys=True).encode()
         info = tarfile.TarInfo(f"{ROOT}/{MANIFEST}")
         info.size, info.mtime, info.mode = len(blob), int(time.time()), 0o644
@@ -139,7 +142,7 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
                     filter=_anonymous)
     tmp.replace(out)
     size = out.stat().st_size
-    raw = sum(f["bytes"] for f in manifest["files"].values())
+    raw = sum(sizes.values())
     print(f"wrote {display(out)}: {len(files)} files, {raw / 1e6:.1f} MB packed into "
           f"{size / 1e6:.2f} MB; at packing, verify said: {report.holds()}", file=stream)
     for problem in missing_traces:

@@ -46,12 +46,14 @@ def png_size(path: Path) -> tuple[int, int]:
         return 0, 0
     if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
         return 0, 0
-    return struct.unpack(">II", head[16:24])
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
 
 
 def _figures(store: ExperimentStore, results: Path) -> tuple[list[dict], list[dict]]:
     """(main figures, per-panel figures). A tall or large figure spans the page's width."""
-    main, panels = [], []
+    main: list[dict] = []
+    panels: list[dict] = []
     for path in sorted(store.root.glob("*.png")):
         width, height = png_size(path)
         svg = path.with_suffix(".svg")
@@ -65,7 +67,7 @@ def _figures(store: ExperimentStore, results: Path) -> tuple[list[dict], list[di
 def _environment(records: list[Any]) -> dict[str, Any]:
     """Kernel, distribution and code of the runs, which provider served each TCP variant,
     the emulator's lateness and the CPU steal."""
-    envs = Counter()
+    envs: Counter[tuple[str, str, str, str]] = Counter()
     providers: dict[str, Counter] = {}
     late, worst_late, steal = 0, None, []
     for r in records:
@@ -109,9 +111,10 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
         tables.append({"name": csv_path.name, "href": csv_path.relative_to(results).as_posix(),
                        "header": header, "rows": rows, "open": len(rows) <= OPEN_TABLE_ROWS})
     done_specs = {r.spec for r in records}
-    failures = [{"name": name, "reason": short_reason(reason, 300),
-                 "href": (store.failed_dir / name).relative_to(results).as_posix()}
-                for name, reason in failed_runs(store)]
+    failures: list[dict[str, Any]] = [
+        {"name": name, "reason": short_reason(reason, 300),
+         "href": (store.failed_dir / name).relative_to(results).as_posix()}
+        for name, reason in failed_runs(store)]
     superseded = {f.path.name for f in failed_records(store) if f.spec in done_specs}
     for f in failures:
         f["since_finished"] = f["name"] in superseded

@@ -325,9 +325,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
         print("  no claims declared", file=out)
         return
     rows = [["CLAIM", "VERDICT", "PAPER", "OURS", "TOLERANCE", "RUNS", "WHY"]]
-    for r in v.claims.results:
-        runs = str(len(r.runs)) + (f" ({r.late_runs} late)" if r.late_runs else "")
-        rows.append([r.id, r.verdict, r.paper, r.ours, r.tolerance, runs, r.why])
+    for c in v.claims.results:
+        runs = str(len(c.runs)) + (f" ({c.late_runs} late)" if c.late_runs else "")
+        rows.append([c.id, c.verdict, c.paper, c.ours, c.tolerance, runs, c.why])
     _table(rows, out, widths=(34, 8, 26, 30, 26, 10))
     counts = v.claims.counts()
     print(f"  claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, {counts[NOT_RUN]} NOT RUN",

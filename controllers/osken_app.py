@@ -31,7 +31,7 @@ ETH_ARP = 0x0806
 ETH_IPV4 = 0x0800
 
 
-class DropPlanApp(app_manager.OSKenApp):  # type: ignore[misc]
+class DropPlanApp(app_manager.OSKenApp):
     OFP_VERSIONS = [ofproto_v1_0.OFP_VERSION]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

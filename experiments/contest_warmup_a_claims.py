@@ -63,7 +63,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(id="delay-rises", mode=BOTH, source=SOURCE,
           text="The 95th percentile signal delay rises with the window",
           paper="110 → 1052 ms, rising",
-          check=Monotone("window", "p95_signal_delay_ms", Slack(relative=0.05, absolute=5.0, unit=" ms")),
+          check=Monotone("window", "p95_signal_delay_ms",
+                         Slack(relative=0.05, absolute=5.0, unit=" ms")),
           reason="a larger window keeps more packets queued; below the delay-bandwidth "
                  "product the delay sits at the trace's own floor (110 ms for W=1 and W=5), "
                  "so equal neighbours are expected: 5% or 5 ms admits timing noise"),

@@ -39,4 +39,3 @@ def get_experiment(name: str, traces: TraceSet,
             return cls(traces, options)
     raise UnknownExperiment(f"unknown experiment {name!r}; known: "
                             + ", ".join(cls.name for cls in EXPERIMENTS))
-

@@ -55,7 +55,8 @@ COLUMNS = ["trace", "direction", "scheme", "label", "trial", "throughput_mbps",
            "lateness_p99_us", "lateness_ok", "cpu_steal_pct", "data_trace", "ack_trace", "run",
            "loads", "offset_s", "warmup_s", "played_s", "scored_s", "trace_loops"]
 PAPER_COLUMNS = ["trace", "direction", "scheme", "substitute", "throughput_mbps",
-                 "self_inflicted_delay_ms", "paper_throughput_mbps", "paper_self_inflicted_delay_ms",
+                 "self_inflicted_delay_ms", "paper_throughput_mbps",
+                 "paper_self_inflicted_delay_ms",
                  "throughput_vs_sprout", "paper_throughput_vs_sprout", "delay_vs_sprout",
                  "paper_delay_vs_sprout", "rank_by_delay", "paper_rank_by_delay"]
 

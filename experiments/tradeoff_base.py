@@ -23,7 +23,6 @@ from analysis.self_inflicted import OmniscientReferences
 from analysis.stretch import representative_offset_ms
 from analysis.summary import RunRecord, write_csv
 from analysis.tradeoff import run_row
-from core.results import ExperimentStore
 from core.run_span import BOTH, DIRECTIONS, ONE
 from core.run_span import OFFSET_S as OFFSET_OPTION
 from core.run_span import WARMUP_S as WARMUP_OPTION
@@ -65,6 +64,7 @@ class TradeoffExperiment(Experiment):
                          "seconds at the start of a full run played but not scored (the "
                          "paper skips each run's first minute)", minimum=0, maximum=600),
     )
+
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  quick_warmup_s: float = QUICK_WARMUP_S,
                  quick_scored_s: float = QUICK_SCORED_S) -> None:

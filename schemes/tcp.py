@@ -285,7 +285,7 @@ _SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"}
 
 
 def _cc_from_ss(text: str, data_port: int | None = None,
-               peer_port: int | None = None) -> str | None:
+                peer_port: int | None = None) -> str | None:
     """The congestion control of iperf3's data connection in `ss -tin` output.
 
     iperf3 sets -C on its data socket only; its control connection keeps the

@@ -24,6 +24,8 @@ import socket
 import struct
 import sys
 import time
+# Linux's TCP_CONGESTION, the same constant socket re-exports; typed in _socket's stub only.
+from _socket import TCP_CONGESTION
 
 CHUNK = 1 << 16
 ACCEPT_TIMEOUT_S = 30.0
@@ -69,7 +71,7 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
 
 
 def congestion_control(sock: socket.socket) -> str:
-    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
     return raw.split(b"\0", 1)[0].decode()
 
 
@@ -111,7 +113,7 @@ def run_receiver(port: int, nbytes: int) -> dict:
 def run_sender(dst: str, port: int, cport: int, nbytes: int, cc: str) -> dict:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    sock.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
     sock.bind(("0.0.0.0", cport))
     sock.settimeout(IO_TIMEOUT_S)
     started = time.time()

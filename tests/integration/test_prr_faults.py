@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +17,13 @@ from controllers.drop_plan import DropPlan
 from controllers.launcher import ControllerError, ControllerUnavailable
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
-
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-from prr_transfer import transfer  # noqa: E402
-
-from topologies.prr_path import OvsUnavailable, PrrPath, PrrPathConfig  # noqa: E402
-from topologies.trace_path import new_prefix  # noqa: E402
+from tests.integration.helpers.prr_transfer import transfer
+from topologies.prr_path import OvsUnavailable, PrrPath, PrrPathConfig
+from topologies.trace_path import new_prefix
 
 
 @pytest.fixture
-def active(paths: ProjectPaths) -> ActiveRun:
+def active(paths: ProjectPaths) -> Iterator[ActiveRun]:
     run = ActiveRun(paths.state_dir / "active", new_prefix())
     yield run
     run.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +19,14 @@ import pytest
 from controllers.drop_plan import DropPlan
 from controllers.launcher import choose_controller
 from core.active_runs import ActiveRun
-from core.paths import ProjectPaths
+from core.paths import REPO_ROOT, ProjectPaths
+from tests.integration.helpers.prr_transfer import run_one
+from topologies.prr_path import PrrPath, PrrPathConfig
+from topologies.trace_path import new_prefix
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-from prr_transfer import run_one  # noqa: E402
-
-from topologies.prr_path import PrrPath, PrrPathConfig  # noqa: E402
-from topologies.trace_path import new_prefix  # noqa: E402
-
-HELPER = Path(__file__).parent / "helpers" / "prr_one.py"
+# Run as a module from the checkout, so it imports the project and its sibling helper
+# as packages.
+HELPER = "tests.integration.helpers.prr_one"
 
 
 def _available(controller: str) -> bool:
@@ -39,7 +38,7 @@ def _available(controller: str) -> bool:
 
 
 @pytest.fixture
-def active(paths: ProjectPaths) -> ActiveRun:
+def active(paths: ProjectPaths) -> Iterator[ActiveRun]:
     run = ActiveRun(paths.state_dir / "active", new_prefix())
     yield run
     run.close()
@@ -76,9 +75,9 @@ def test_exactly_the_planned_segments_are_dropped(controller: str, plan: str, tm
 
 def test_two_runs_side_by_side_never_collide(tmp_path: Path) -> None:
     runs = [("os-ken", "light"), ("pox" if _available("pox") else "os-ken", "heavy")]
-    procs = [subprocess.Popen(["/usr/bin/python3", str(HELPER), ctl, plan,
+    procs = [subprocess.Popen(["/usr/bin/python3", "-m", HELPER, ctl, plan,
                                str(tmp_path / f"run{i}")], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
              for i, (ctl, plan) in enumerate(runs)]
     results = []
     for proc in procs:

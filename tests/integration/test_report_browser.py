@@ -14,16 +14,15 @@ from typing import Any, Iterator
 
 import pytest
 
+from analysis.run_metrics import REVERSE
 from app.report import write_report
 from core.paths import ProjectPaths
 from core.results import experiment_store
+from core.run_span import BOTH, DIRECTIONS
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments.registry import all_experiments
 from tests.unit.fake_runs import add_done, add_failed
-
-# The hand-made runs read no trace file.
-NO_TRACES = TraceSet([], Path("/nonexistent"), manifest={})
 
 WIDTHS = (1280, 390)
 SCHEME_SHAPE = {  # scheme -> (share of capacity, e2e delay ms): plausible, not measured
@@ -48,14 +47,11 @@ def _metrics(spec: RunSpec, index: int) -> dict[str, Any]:
         "signal_delay_first_ms": 0, "signal_delay_last_ms": 59_000,
         "lateness_p99_us": 300 if index % 17 else 4000, "ack_lateness_p99_us": 200,
         "lateness_ok": bool(index % 17), "cpu_steal_pct": 0.4}
-    if spec.option("directions") == "both":  # a two-way run scores its other direction too
-        metrics["reverse"] = {k: metrics[k] for k in (
-            "throughput_mbps", "capacity_mbps", "utilization", "p95_e2e_delay_ms",
-            "p95_signal_delay_ms", "p95_queue_delay_ms", "power", "score",
-            "signal_delay_first_ms", "signal_delay_last_ms")}
     if spec.scheme in ("cubic", "vegas", "reno", "bic", "hybla", "bbr"):
         metrics.update(cc_requested=spec.scheme, cc_used=spec.scheme,
                        cc_provider="ebpf" if spec.scheme in ("vegas", "hybla") else "builtin")
+    if spec.option(DIRECTIONS) == BOTH:  # a run that loads both directions scores both
+        metrics[REVERSE] = dict(metrics)
     return metrics
 
 
@@ -72,10 +68,11 @@ def _chromium() -> tuple[str, str]:
 
 
 @pytest.fixture
-def report(paths: ProjectPaths) -> Path:
+def report(paths: ProjectPaths, traces: TraceSet) -> Path:
     """A results tree built by hand for every experiment's quick matrix, with one failed
     run per experiment, its figures drawn and the report written."""
-    for exp in all_experiments(NO_TRACES):
+    experiments = all_experiments(traces)
+    for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
         specs = exp.matrix(quick=True)
         for i, spec in enumerate(specs[:-1]):
@@ -83,7 +80,7 @@ def report(paths: ProjectPaths) -> Path:
         add_failed(store, specs[-1], "SchemeUnavailable: no provider for this scheme here "
                    "(the fix is named in the run's FAILED.json)")
         exp.make_figures(store, store.root)
-    return write_report(paths, all_experiments(NO_TRACES))
+    return write_report(paths, experiments)
 
 
 @pytest.fixture
@@ -112,7 +109,7 @@ def _viewport(driver: Any, width: int, height: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
-                                     tmp_path: Path) -> None:
+                                     tmp_path: Path, traces: TraceSet) -> None:
     _viewport(browser, width, 900)
     browser.get(report.as_uri())
     browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -123,12 +120,12 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
     assert images, "the report shows no figure"
     broken = [src for src, complete, natural in images if not complete or natural == 0]
     assert not broken, f"images that did not load: {broken}"
-    sections = [e.name for e in all_experiments(NO_TRACES)]
+    sections = [e.name for e in all_experiments(traces)]
     tables = browser.execute_script(
         "return Array.from(document.querySelectorAll('section')).map(s => "
         "[s.id, s.querySelectorAll('table.claims tbody tr').length])")
     assert {sid for sid, rows in tables if rows} == set(sections), tables
-    for exp in all_experiments(NO_TRACES):
+    for exp in all_experiments(traces):
         rows = dict(tables)[exp.name]
         assert rows == len(exp.claims()), f"{exp.name}: {rows} claim rows"
     sideways = browser.execute_script(

@@ -5,6 +5,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mininet.net import Mininet
@@ -58,7 +59,8 @@ def test_a_direction_must_be_given_exactly_once(tmp_path: Path, fixed_trace: Pat
 
 # --- Mininet's own words, with TCLink's meaning -------------------------------------------
 
-def _two_hosts() -> tuple[Mininet, object, object]:
+def _two_hosts() -> tuple[Mininet, Any, Any]:
+    """A network and two Mininet hosts (mininet is untyped: the hosts are Any)."""
     prefix = new_prefix()
     net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
     sender = net.addHost(f"{prefix}s", ip="10.77.0.1/24")
@@ -66,8 +68,8 @@ def _two_hosts() -> tuple[Mininet, object, object]:
     return net, sender, receiver
 
 
-def _pings(host: object, count: int = 8) -> list[float]:
-    out = host.cmd("ping", "-n", "-c", str(count),  # type: ignore[attr-defined]
+def _pings(host: Any, count: int = 8) -> list[float]:
+    out = host.cmd("ping", "-n", "-c", str(count),
                    "-i", "0.2", "-W", "2", "10.77.0.2")
     rtts = [float(m) for m in re.findall(r"time=([0-9.]+) ms", out)]
     assert len(rtts) == count, out

@@ -70,6 +70,7 @@ def test_codel_drops_at_dequeue_are_logged_and_counted(paths, traces, store, fix
                       store, paths, traces)
     assert outcome.ok, outcome.reason
     m = outcome.metrics
+    assert m is not None
     log_lines = (outcome.path / "data.log").read_text().splitlines()
     header = [line for line in log_lines if line.startswith("# queue:")]
     assert header == ["# queue: codel [target=5 ms, interval=100 ms]"]

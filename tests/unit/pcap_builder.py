@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,7 +73,7 @@ class Conversation:
         self._tcp(t, False, ISN_R + 1, ISN_S + 1 + segments * MSS, dpkt.tcp.TH_ACK,
                   sack=blocks, tag=tag)
 
-    def write(self, path: Path, skip_tags: set[str] = frozenset(),
+    def write(self, path: Path, skip_tags: AbstractSet[str] = frozenset(),
               linktype: int = dpkt.pcap.DLT_EN10MB, snaplen: int | None = None) -> Path:
         """Write the frames; with `snaplen`, each cut to that many bytes as tcpdump -s does."""
         with open(path, "wb") as f:

@@ -58,7 +58,12 @@ def test_bridges_of_a_dead_run_are_deleted_and_only_its_own(tmp_path) -> None:
     data["bridges"].append("br-other")        # a record naming someone else's bridge
     record.path.write_text(json.dumps(data))
     deleted: list[str] = []
-    report = clean_leftovers(tmp_path, delete_bridge=lambda name: deleted.append(name) or True)
+
+    def delete_bridge(name: str) -> bool:
+        deleted.append(name)
+        return True
+
+    report = clean_leftovers(tmp_path, delete_bridge=delete_bridge)
     assert deleted == ["nrdeadx"]
     assert "deleted leftover OVS bridge nrdeadx of run nrdead" in report
 

@@ -150,10 +150,9 @@ def test_never_dominates_and_below():
     assert check.evaluate(rows).verdict == PASS
     rows.append({"scheme": "s", "c": 0.25, "t": 5.5, "d": 90, "run": "r"})
     assert check.evaluate(rows).verdict == FAIL
-    assert Below(where(scheme="s", c=0.05), where(scheme="ewma"),
-                 "d").evaluate(rows).verdict == PASS
-    assert Below(where(scheme="ewma"), where(scheme="s", c=0.05),
-                 "d").evaluate(rows).verdict == FAIL
+    s_low, ewma = where(scheme="s", c=0.05), where(scheme="ewma")
+    assert Below(s_low, ewma, "d").evaluate(rows).verdict == PASS
+    assert Below(ewma, s_low, "d").evaluate(rows).verdict == FAIL
 
 
 def test_late_runs_are_counted(tmp_path):

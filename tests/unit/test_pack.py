@@ -40,12 +40,18 @@ def check(path: Path, tmp_path: Path, name: str = "elsewhere"):
     return code, text.getvalue(), report
 
 
+def _read(tar: tarfile.TarFile, member: str | tarfile.TarInfo) -> bytes:
+    f = tar.extractfile(member)
+    assert f is not None, f"{member} is not a regular file in the bundle"
+    return f.read()
+
+
 def rewrite(path: Path, out: Path, change: Callable[[str, bytes], bytes | None],
             extra: dict[str, bytes] | None = None) -> Path:
     """A copy of the bundle with each member's bytes passed through `change` (None drops it)."""
     with tarfile.open(path, "r:*") as src, tarfile.open(out, "w:xz") as dst:
         for member in src:
-            data = src.extractfile(member).read() if member.isfile() else b""
+            data = _read(src, member) if member.isfile() else b""
             new = change(member.name, data)
             if new is None:
                 continue
@@ -61,7 +67,7 @@ def rewrite(path: Path, out: Path, change: Callable[[str, bytes], bytes | None],
 def test_a_bundle_checked_elsewhere_gives_the_same_verdicts(bundle, tmp_path):
     with tarfile.open(bundle) as tar:
         names = tar.getnames()
-        manifest = json.loads(tar.extractfile(f"{ROOT}/{MANIFEST}").read())
+        manifest = json.loads(_read(tar, f"{ROOT}/{MANIFEST}"))
     assert names[0] == f"{ROOT}/{MANIFEST}"
     assert f"{ROOT}/traces/Verizon-LTE-short.down" in names
     assert all(len(e["sha256"]) == 64 for e in manifest["files"].values())
@@ -87,7 +93,7 @@ def test_a_changed_byte_is_named(bundle, tmp_path):
 
 
 def test_a_missing_file_is_named(bundle, tmp_path):
-    dropped = []
+    dropped: list[str] = []
 
     def drop(name: str, data: bytes) -> bytes | None:
         if name.endswith("metrics.json") and not dropped:

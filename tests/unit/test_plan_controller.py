@@ -44,8 +44,8 @@ def make(tmp_path: Path, plan: str) -> PlanController:
     return PlanController(cfg, "test", clock=lambda: float(next(clock)))
 
 
-def data(k: int, **kw: int) -> bytes:
-    return frame(seq=ISN + 1 + (k - 1) * MSS, payload=MSS, **kw)
+def data(k: int) -> bytes:
+    return frame(seq=ISN + 1 + (k - 1) * MSS, payload=MSS)
 
 
 def test_the_flow_is_planned_other_traffic_forwarded(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """A PRR run's metrics and verdict from hand-made artifacts; the run's lifecycle choice."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -78,8 +79,7 @@ def test_the_topology_option_chooses_how_a_run_is_measured() -> None:
 def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
     spec = PrrFig2(None, dict(bottleneck=100)).matrix(quick=True)[0]
     assert _spec_options(spec)["bottleneck"] == 100
-    bad = RunSpec(**{**spec.to_dict(), "delay_ms": 5,
-                     "params": (), "options": spec.options})
+    bad = replace(spec, delay_ms=5, params=())
     with pytest.raises(ValueError, match="disagrees with its options"):
         _spec_options(bad)
 

@@ -29,7 +29,8 @@ def test_one_episode_with_entry_and_exit_windows() -> None:
     assert (episode.start_s, episode.end_s, episode.end_state) == (0.35, 0.65, CA_OPEN)
     assert episode.cwnd_before == 20 and episode.ssthresh == 10
     assert episode.cwnd_at_exit == 10 and episode.ssthresh_at_exit == 10
-    assert episode.acks == 3 and abs(episode.duration_s - 0.3) < 1e-9
+    assert episode.acks == 3
+    assert episode.duration_s is not None and abs(episode.duration_s - 0.3) < 1e-9
 
 
 def test_timeout_ends_recovery_in_loss_and_a_later_episode_is_separate() -> None:

@@ -1,6 +1,8 @@
 """What a run plays of its traces: spans, loops, warm-up, offsets (core/run_span.py)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pytest
 
@@ -14,13 +16,13 @@ ATT_DOWN_MS, ATT_UP_MS = 786_000, 1_012_000
 
 
 def spec(data: str = "ATT-LTE-driving.down", ack: str = "ATT-LTE-driving.up",
-         duration_s: float | None = None, **options: object) -> RunSpec:
+         duration_s: float | None = None, options: Mapping[str, object] | None = None) -> RunSpec:
     return RunSpec(experiment="t", scheme="sprout", data_trace=data, ack_trace=ack,
-                   duration_s=duration_s, options=make_params(**options))
+                   duration_s=duration_s, options=make_params(**(options or {})))
 
 
 def test_both_directions_last_the_longer_trace_and_the_shorter_loops() -> None:
-    span = run_span(spec(**{DIRECTIONS: BOTH, WARMUP_S: 60.0}), ATT_DOWN_MS, ATT_UP_MS)
+    span = run_span(spec(options={DIRECTIONS: BOTH, WARMUP_S: 60.0}), ATT_DOWN_MS, ATT_UP_MS)
     assert span.span_ms == ATT_UP_MS and span.warmup_ms == 60_000
     assert span.scored_ms == ATT_UP_MS - 60_000
     assert span.data.loops and not span.ack.loops
@@ -30,7 +32,7 @@ def test_both_directions_last_the_longer_trace_and_the_shorter_loops() -> None:
 
 
 def test_one_way_lasts_the_data_trace_and_its_feedback_loops() -> None:
-    down = run_span(spec(**{DIRECTIONS: ONE}), ATT_DOWN_MS, ATT_UP_MS)
+    down = run_span(spec(options={DIRECTIONS: ONE}), ATT_DOWN_MS, ATT_UP_MS)
     assert down.span_ms == ATT_DOWN_MS and down.one_pass and not down.ack.loops
     # The uplink's data trace outlasts its ACK trace by 226 s: the ACK trace loops, so
     # feedback crosses the link until the end.
@@ -51,13 +53,13 @@ def test_the_att_lte_pair_from_its_trace_files() -> None:
     down = trace_duration_ms(traces.resolve("ATT-LTE-driving.down"))
     up = trace_duration_ms(traces.resolve("ATT-LTE-driving.up"))
     assert round(down / 1000) == 786 and round(up / 1000) == 1012
-    span = run_span(spec(**{DIRECTIONS: BOTH}), down, up)
+    span = run_span(spec(options={DIRECTIONS: BOTH}), down, up)
     assert span.span_ms == up and span.data.loops and not span.ack.loops
 
 
 def test_a_quick_stretch() -> None:
-    span = run_span(spec(duration_s=60.0, **{DIRECTIONS: BOTH, WARMUP_S: 20.0, OFFSET_S: 220.0}),
-                    ATT_DOWN_MS, ATT_UP_MS)
+    options = {DIRECTIONS: BOTH, WARMUP_S: 20.0, OFFSET_S: 220.0}
+    span = run_span(spec(duration_s=60.0, options=options), ATT_DOWN_MS, ATT_UP_MS)
     assert (span.offset_ms, span.span_ms, span.warmup_ms, span.scored_ms) == \
         (220_000, 60_000, 20_000, 40_000)
     assert not span.data.loops and not span.ack.loops and not span.one_pass
@@ -66,11 +68,11 @@ def test_a_quick_stretch() -> None:
 
 def test_spans_that_cannot_be_played() -> None:
     with pytest.raises(SpanError, match="nothing"):
-        run_span(spec(duration_s=60.0, **{WARMUP_S: 60.0}), ATT_DOWN_MS, ATT_UP_MS)
+        run_span(spec(duration_s=60.0, options={WARMUP_S: 60.0}), ATT_DOWN_MS, ATT_UP_MS)
     with pytest.raises(SpanError, match="needs a duration"):
-        run_span(spec(**{OFFSET_S: 10.0}), ATT_DOWN_MS, ATT_UP_MS)
+        run_span(spec(options={OFFSET_S: 10.0}), ATT_DOWN_MS, ATT_UP_MS)
     with pytest.raises(SpanError, match="directions"):
-        run_span(spec(**{DIRECTIONS: "sideways"}), ATT_DOWN_MS, ATT_UP_MS)
+        run_span(spec(options={DIRECTIONS: "sideways"}), ATT_DOWN_MS, ATT_UP_MS)
 
 
 def test_a_window_loops_as_mahimahi_plays_a_trace() -> None:
@@ -82,7 +84,7 @@ def test_a_window_loops_as_mahimahi_plays_a_trace() -> None:
 
 
 def test_options_are_part_of_the_run_id() -> None:
-    a = spec(**{DIRECTIONS: BOTH})
-    b = spec(**{DIRECTIONS: ONE})
-    c = spec(**{DIRECTIONS: BOTH, WARMUP_S: 60.0})
+    a = spec(options={DIRECTIONS: BOTH})
+    b = spec(options={DIRECTIONS: ONE})
+    c = spec(options={DIRECTIONS: BOTH, WARMUP_S: 60.0})
     assert len({a.run_id(), b.run_id(), c.run_id()}) == 3

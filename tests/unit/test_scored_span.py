@@ -15,7 +15,7 @@ def _log() -> bytes:
     lines += [f"{t} # 1504" for t in range(0, 2001)]
     # A packet arrives at 100 ms and waits 1 s; another arrives at 1500 ms and waits 1 ms.
     lines += ["100 + 1500", "1100 - 1500 1000", "1500 + 1500", "1501 - 1500 1"]
-    events = sorted(lines[1:], key=lambda l: int(l.split()[0]))
+    events = sorted(lines[1:], key=lambda line: int(line.split()[0]))
     return ("\n".join([lines[0], *events]) + "\n").encode()
 
 

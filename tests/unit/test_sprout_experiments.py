@@ -65,8 +65,9 @@ def test_directions(fig7: SproutFig7) -> None:
             assert panel.direction == UPLINK
             assert (panel.data_trace, panel.ack_trace) == (f"{base}.up", f"{base}.down")
     for spec in fig7.matrix(quick=True):
-        assert fig7.panel_of(spec).direction == DOWNLINK
-        assert fig7.panel_of(spec, reverse=True).direction == UPLINK
+        forward, reverse = fig7.panel_of(spec), fig7.panel_of(spec, reverse=True)
+        assert forward is not None and forward.direction == DOWNLINK
+        assert reverse is not None and reverse.direction == UPLINK
     for spec in fig7.one_way_variant().matrix(quick=True):
         assert spec.data_trace.rsplit(".", 1)[0] == spec.ack_trace.rsplit(".", 1)[0]
         assert spec.data_trace != spec.ack_trace

@@ -43,11 +43,12 @@ def test_a_data_port_missing_from_the_sample_gives_none() -> None:
 # flow's sender is the server's connection to the client's second port.
 SERVER_BIDIR = """State Recv-Q Send-Q Local Address:Port Peer Address:Port Process
 ESTAB 0       12076104 [::ffff:10.9.0.2]:5201 [::ffff:10.9.0.1]:20556
-	 reno wscale:9,9 rto:204 rtt:0.198/0.118 mss:1448 cwnd:433 bytes_sent:2772188800 bytes_acked:2771106744
+\t reno wscale:9,9 rto:204 rtt:0.198/0.118 mss:1448 cwnd:433 bytes_sent:2772188800 \
+bytes_acked:2771106744
 ESTAB 3877232 0        [::ffff:10.9.0.2]:5201 [::ffff:10.9.0.1]:20555
-	 cubic wscale:9,9 rto:204 rtt:0.017/0.008 mss:1448 cwnd:10 bytes_received:742151117
+\t cubic wscale:9,9 rto:204 rtt:0.017/0.008 mss:1448 cwnd:10 bytes_received:742151117
 ESTAB 0       0        [::ffff:10.9.0.2]:5201 [::ffff:10.9.0.1]:50942
-	 bbr wscale:9,9 rto:204 bytes_sent:4 bytes_acked:4
+\t bbr wscale:9,9 rto:204 bytes_sent:4 bytes_acked:4
 """
 
 

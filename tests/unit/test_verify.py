@@ -9,8 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
 from analysis.recompute import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED

@@ -1,6 +1,6 @@
 """Run one PRR-path transfer in its own process; print what happened as JSON.
 
-    /usr/bin/python3 tests/integration/helpers/prr_one.py CONTROLLER PLAN OUT_DIR
+    cd REPO && /usr/bin/python3 -m tests.integration.helpers.prr_one CONTROLLER PLAN OUT_DIR
 """
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from controllers.drop_plan import DropPlan  # noqa: E402
-from core.active_runs import ActiveRun  # noqa: E402
-from core.paths import ProjectPaths  # noqa: E402
-from prr_transfer import run_one  # noqa: E402
-from topologies.prr_path import PrrPath, PrrPathConfig  # noqa: E402
-from topologies.trace_path import new_prefix  # noqa: E402
+from controllers.drop_plan import DropPlan
+from core.active_runs import ActiveRun
+from core.paths import ProjectPaths
+from tests.integration.helpers.prr_transfer import run_one
+from topologies.prr_path import PrrPath, PrrPathConfig
+from topologies.trace_path import new_prefix
 
 
 def main() -> int:
