@@ -19,6 +19,7 @@ its runs (their networks torn down) and the client waits for them.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -27,7 +28,7 @@ from collections import Counter
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Mapping, TextIO
 
 from app.cluster_worker import (CC, CODE, RUNS, STARTED_TOPIC, STOP_EVENT, TRACE, RemoteResult,
                                 RemoteTask, capabilities, file_sha256, trace_resource)
@@ -92,7 +93,8 @@ def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dic
     return needs, files
 
 
-def unservable(needs: dict[str, float], workers: dict[str, dict[str, float]]) -> str | None:
+def unservable(needs: Mapping[str, float],
+               workers: Mapping[str, Mapping[str, float]]) -> str | None:
     """Why no worker can take a run with these needs, or None."""
     if not workers:
         return "no worker is connected to the scheduler"
@@ -269,6 +271,9 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
                  out: TextIO = sys.stdout) -> ClusterBackend:
     """Connect to (or start, for local:N) the cluster and say what it holds."""
     choice = parse_cluster(text)
+    # Dask's own chatter only when it matters, here and in local workers (read when
+    # distributed is imported; a user's own setting wins).
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
     distributed = _import_distributed()
     cluster = None
     if choice.local_workers:

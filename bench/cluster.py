@@ -1,0 +1,144 @@
+"""`repro bench cluster`: the same small matrix locally and through `--cluster local:2`.
+
+The matrix is the concurrency benchmark's schemes (Sprout, Sprout-EWMA, Cubic,
+Vegas over the Verizon-LTE-short downlink, 20 ms each way), each repeated
+REPEATS times, run with this machine's --jobs: first by the local pool, then by
+two local Dask workers sharing the same --jobs. Each pass writes into its own
+results folder, so both run every run.
+
+It checks that the same runs finish in both passes, and that each scheme's mean
+throughput and 95% end-to-end delay through the cluster stay within what the
+concurrency benchmark calls noise of the local pass (bench/concurrency.py:
+2%, the local spread, or two standard errors, whichever is larger; emulator
+p99 lateness at most 2 ms). It prints the overhead per run: the time from
+handing a run out to having it committed, less the run's own wall time, in
+each pass, and the cluster's start-up. The last line printed is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+from app.cluster import open_cluster
+from app.runner import MatrixRunner, RunBackend, format_duration
+from bench.concurrency import (METRICS, SCHEMES, _BenchExperiment, bench_spec, judge,
+                               make_baseline, measured_runs)
+from core.jobs import default_jobs
+from core.paths import ProjectPaths, display
+from core.results import experiment_store, read_json
+from core.runspec import RunSpec
+from core.traces import TraceSet
+
+REPEATS = 3
+DEFAULT_SECONDS = 20.0
+WORKERS = 2
+
+
+class _TimedRunner(MatrixRunner):
+    """The runner, timing each run from hand-out to commit."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.round_trip: dict[str, float] = {}
+
+    def _run_child(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]:
+        started = time.monotonic()
+        outcome = super()._run_child(experiment, spec)
+        self.round_trip[spec.label()] = time.monotonic() - started
+        return outcome
+
+
+def _pass(paths: ProjectPaths, traces: TraceSet, specs: list[RunSpec], jobs: int,
+          backend: RunBackend | None) -> dict[str, Any]:
+    runner = _TimedRunner(paths, traces, jobs=jobs, force=True, backend=backend)
+    started = time.monotonic()
+    result = runner.run(_BenchExperiment(), specs)  # type: ignore[arg-type]
+    wall = time.monotonic() - started
+    if result.interrupted:
+        raise KeyboardInterrupt
+    store = experiment_store(paths.results_dir, _BenchExperiment.name)
+    overheads = []
+    for spec in result.succeeded:
+        meta = read_json(store.run_dir(spec) / "meta.json")
+        overheads.append(runner.round_trip[spec.label()] - float(meta["wall_time_s"]))
+    return {"wall_s": wall, "finished": sorted(s.label() for s in result.succeeded),
+            "failed": {s.label(): why for s, why in result.failed},
+            "runs": measured_runs(store, result.succeeded),
+            "overhead_s": statistics.fmean(overheads) if overheads else None}
+
+
+def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
+    seconds = args.seconds or DEFAULT_SECONDS
+    jobs = default_jobs(paths.state_dir).jobs
+    specs = [bench_spec(s, seconds, trial) for trial in range(1, REPEATS + 1) for s in SCHEMES]
+    out = paths.results_dir / "bench" / f"cluster-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"bench cluster: {len(specs)} runs ({', '.join(SCHEMES)} x {REPEATS}, {seconds:g} s "
+          f"each) with --jobs {jobs}: locally, then on --cluster local:{WORKERS}; "
+          f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+
+    print("== local pool", flush=True)
+    local = _pass(ProjectPaths(root=paths.root, results_override=out / "local"), traces,
+                  specs, jobs, None)
+    print(f"== --cluster local:{WORKERS}", flush=True)
+    cluster_paths = ProjectPaths(root=paths.root, results_override=out / "cluster")
+    started = time.monotonic()
+    backend = open_cluster(f"local:{WORKERS}", cluster_paths, traces, jobs)
+    startup = time.monotonic() - started
+    try:
+        remote = _pass(cluster_paths, traces, specs, backend.slots, backend)
+        summary = backend.summary()
+    finally:
+        for line in backend.close():
+            print(line, flush=True)
+
+    same = local["finished"] == remote["finished"] == sorted(s.label() for s in specs)
+    problems = [] if same else [
+        f"finished locally {len(local['finished'])}, through the cluster "
+        f"{len(remote['finished'])}, of {len(specs)}"]
+    verdict = None
+    if local["runs"] and {r.scheme for r in local["runs"]} == set(SCHEMES):
+        baseline = make_baseline(local["runs"])
+        verdict = judge(backend.slots, remote["runs"], len(specs), baseline, remote["wall_s"])
+        problems += verdict.problems
+        for scheme in SCHEMES:
+            mine = [r for r in remote["runs"] if r.scheme == scheme]
+            print(f"  {scheme:12s} " + "; ".join(
+                f"{m} local {baseline.mean(scheme, m):.3f}, cluster "
+                f"{statistics.fmean(r.metrics[m] for r in mine):.3f} (allowed move "
+                f"{baseline.allowed(scheme, m, len(mine)):.1%})" for m in METRICS if mine),
+                flush=True)
+    else:
+        problems.append("the local pass did not finish every scheme: nothing to compare")
+    agree = not problems
+    verdict_text = ("the same runs finished and the metrics agree" if agree
+                    else "DIFFER: " + "; ".join(problems))
+    print(f"bench cluster: {verdict_text}", flush=True)
+    print(f"  wall: local {format_duration(local['wall_s'])}, cluster "
+          f"{format_duration(remote['wall_s'])} (+ {startup:.1f} s to start 2 workers); "
+          f"overhead per run (hand-out to commit, less the run's own time): local "
+          f"{_s(local['overhead_s'])}, cluster {_s(remote['overhead_s'])}; artifacts in "
+          f"{display(out)}", flush=True)
+    print(json.dumps({
+        "ok": agree, "runs": len(specs), "seconds": seconds, "jobs": jobs,
+        "workers": WORKERS, "same_runs_finished": same, "problems": problems,
+        "max_move": verdict.max_move if verdict else None,
+        "lateness_p99_us_max": verdict.lateness_p99_us_max if verdict else None,
+        "wall_s": {"local": round(local["wall_s"], 1), "cluster": round(remote["wall_s"], 1)},
+        "cluster_startup_s": round(startup, 1),
+        "overhead_per_run_s": {"local": _r(local["overhead_s"]),
+                               "cluster": _r(remote["overhead_s"])},
+        "failed": {"local": local["failed"], "cluster": remote["failed"]},
+        "cluster_summary": summary}, sort_keys=True))
+    return 0 if agree else 1
+
+
+def _s(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} s"
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
