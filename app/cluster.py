@@ -42,6 +42,7 @@ from core.traces import TraceSet
 log = logging.getLogger(__name__)
 
 LOCAL = "local:"
+LOOPBACK = "127.0.0.1"
 STOP_WAIT_S = 60.0  # after Ctrl-C: how long the client waits for the runs to tear down
 CONNECT_TIMEOUT_S = 30.0
 
@@ -284,9 +285,14 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
                                f"give --jobs {n} or more, or fewer workers")
         resources = capabilities(paths, traces, per)
         (paths.state_dir / "cluster").mkdir(parents=True, exist_ok=True)
+        # Dask's small HTTP servers (health, metrics; the dashboard only when asked for)
+        # listen on loopback too, not on every interface as by default.
+        from app.cluster_worker import loopback_nanny
+        http = {"dashboard": False, "dashboard_address": f"{LOOPBACK}:0"} if not dashboard else {}
         cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=per, processes=True, host="127.0.0.1",
-            dashboard_address=dashboard, resources=resources, preload=["app.cluster_worker"],
+            n_workers=n, threads_per_worker=per, processes=True, host=LOOPBACK,
+            dashboard_address=dashboard, scheduler_kwargs=http, worker_class=loopback_nanny(),
+            resources=resources, preload=["app.cluster_worker"],
             silence_logs=logging.ERROR, local_directory=str(paths.state_dir / "cluster"))
         client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT_S)
         slots = per * n
@@ -315,7 +321,9 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
               + (f" (at most {slots} at once: --jobs)" if slots < total else ""),
               file=out, flush=True)
     try:
-        allowed = client.run_on_scheduler(_allowed_failures)
+        # A lambda travels by value: the scheduler need not have netrepro's code.
+        allowed = client.run_on_scheduler(
+            lambda dask_scheduler: int(dask_scheduler.allowed_failures))
     except Exception:
         allowed = "?"
     print(f"cluster: a run whose worker dies goes to another worker, up to {allowed} times "
@@ -323,7 +331,3 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
           file=out, flush=True)
     return ClusterBackend(client, cluster, Committer(paths.results_dir), traces, choice,
                           max(1, slots), out)
-
-
-def _allowed_failures(dask_scheduler: Any) -> int:
-    return int(dask_scheduler.allowed_failures)

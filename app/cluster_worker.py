@@ -279,6 +279,21 @@ def dask_setup(worker: Any) -> None:
     clean_dead_attempts(ProjectPaths())
 
 
+def loopback_nanny() -> Any:
+    """Dask's Nanny, but its worker's HTTP server (health, metrics; no dashboard) listens on
+    the worker's own address instead of on every interface, as it does by default."""
+    from distributed import Nanny
+
+    class OwnAddressNanny(Nanny):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            if not kwargs.get("dashboard"):
+                kwargs["dashboard"] = False
+                kwargs["dashboard_address"] = f"{kwargs.get('host') or '127.0.0.1'}:0"
+            super().__init__(*args, **kwargs)
+
+    return OwnAddressNanny
+
+
 def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
                  listen: str | None = None, name: str | None = None,
                  out: Any = sys.stdout) -> int:
@@ -293,6 +308,10 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
         print("error: `repro worker` needs Dask distributed: apt-get install "
               "python3-distributed (./setup/install.sh installs it)", file=sys.stderr)
         return 3
+    if listen is None:  # the address facing the scheduler, not every interface
+        from distributed.comm import get_address_host
+        from distributed.utils import get_ip
+        listen = get_ip(get_address_host(scheduler))
     for removed in clean_dead_attempts(paths):
         print(f"removed the attempt folder of a dead worker: {removed}", file=out)
     resources = capabilities(paths, traces, jobs)
@@ -301,13 +320,12 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
           f"{code_version()}; {trace_count} traces verified; congestion controls "
           f"{', '.join(ccs) or 'none'}; joining {scheduler}"
-          + (f", listening on {listen}" if listen else ""), file=out, flush=True)
+          f", listening on {listen}", file=out, flush=True)
 
     async def serve() -> None:
-        async with distributed.Nanny(scheduler, nthreads=jobs, resources=resources,
-                                     host=listen, name=name, preload=["app.cluster_worker"],
-                                     dashboard_address=None,
-                                     local_directory=str(paths.state_dir / "cluster")) as nanny:
+        async with loopback_nanny()(scheduler, nthreads=jobs, resources=resources,
+                                    host=listen, name=name, preload=["app.cluster_worker"],
+                                    local_directory=str(paths.state_dir / "cluster")) as nanny:
             await nanny.finished()
 
     (paths.state_dir / "cluster").mkdir(parents=True, exist_ok=True)

@@ -129,3 +129,19 @@ def test_ctrl_c_stops_the_runs_on_their_workers_then_resume(tmp_path, fixed_trac
     for name, mtime in done.items():
         assert (pool / name / DONE).stat().st_mtime == mtime, f"{name} was redone"
     assert len([p for p in pool.iterdir() if (p / DONE).is_file()]) == RUNS
+
+
+def test_local_cluster_listens_on_loopback_only(paths, traces) -> None:
+    """local:N: the scheduler, the workers and their HTTP servers, all on 127.0.0.1."""
+    from app.cluster import open_cluster
+    backend = open_cluster("local:2", paths, traces, jobs=2)
+    try:
+        ours = {str(os.getpid())} | set(subprocess.run(
+            ["pgrep", "-P", str(os.getpid())], capture_output=True, text=True).stdout.split())
+        listening = [line.split()[3] for line in subprocess.run(
+            ["ss", "-ltnpH"], capture_output=True, text=True).stdout.splitlines()
+            if any(f"pid={pid}," in line for pid in ours)]
+    finally:
+        backend.close()
+    assert len(listening) >= 4, listening  # scheduler + 2 workers + their HTTP servers
+    assert all(addr.startswith("127.0.0.1:") for addr in listening), listening
