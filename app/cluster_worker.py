@@ -303,7 +303,7 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     go to other workers: the scheduler's allowed-failures)."""
     import asyncio
     try:
-        import distributed
+        import distributed  # noqa: F401  (only: is it installed?)
     except ImportError:
         print("error: `repro worker` needs Dask distributed: apt-get install "
               "python3-distributed (./setup/install.sh installs it)", file=sys.stderr)
