@@ -248,8 +248,10 @@ class _StopWatch:
         return self._stopped
 
     def _released(self) -> bool:
+        if self._key is None:  # not running as a Dask task: only the event can stop it
+            return False
         from distributed import get_worker
-        ts = get_worker().state.tasks.get(self._key) if self._key else None
+        ts = get_worker().state.tasks.get(self._key)
         return ts is None or ts.state in ("cancelled", "released", "forgotten")
 
 
