@@ -84,11 +84,17 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     traces = _traces(args, paths)
     experiments = _chosen_experiments(args, traces)
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
-    runner = MatrixRunner(paths, traces, jobs=_jobs(args, paths), force=args.force,
-                          redo_late=args.redo_late)
+    jobs = _jobs(args, paths)
+    backend = _cluster(args, paths, traces, jobs)  # None without --cluster
+    runner = MatrixRunner(paths, traces, jobs=backend.slots if backend else jobs,
+                          force=args.force, redo_late=args.redo_late, backend=backend)
     if args.quick:
         _print_full_mode_estimate(experiments, args.trials, runner)
-    results = runner.run_plan(plan)
+    try:
+        results = runner.run_plan(plan)
+    finally:
+        for line in backend.close() if backend else []:
+            print(line, flush=True)
     status = EXIT_OK
     for exp, _ in plan:
         result = results[exp.name]
@@ -108,6 +114,28 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         return EXIT_INTERRUPTED
     print(f"wrote {display(write_report(paths, all_experiments(traces)))}")
     return status
+
+
+def _cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
+             jobs: int) -> Any:
+    """`--cluster`: the runs go to Dask workers (app/cluster.py)."""
+    if not getattr(args, "cluster", None):
+        return None
+    from app.cluster import ClusterUnavailable, open_cluster
+    try:
+        return open_cluster(args.cluster, paths, traces, jobs, jobs_given=args.jobs is not None,
+                            dashboard=args.dashboard)
+    except ClusterUnavailable as e:
+        raise PrerequisiteMissing(str(e)) from None
+
+
+def cmd_worker(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.cluster_worker import serve_worker
+    _require_root()
+    if args.traces_dir:  # the runs' child processes look there too
+        os.environ["NETREPRO_TRACES"] = str(Path(args.traces_dir).resolve())
+    return serve_worker(args.scheduler, paths, _traces(args, paths), _jobs(args, paths),
+                        listen=args.listen, name=args.name)
 
 
 def _chosen_experiments(args: argparse.Namespace, traces: TraceSet) -> list[Any]:
@@ -276,6 +304,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
     run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
     _add_experiment_options(run)
+    run.add_argument("--cluster", metavar="ADDRESS",
+                     help="run on a Dask cluster: tcp://HOST:8786 (or tls://) of a scheduler "
+                          "with `repro worker`s, or local:N worker processes here "
+                          "(docs/cluster.md)")
+    run.add_argument("--dashboard", metavar="HOST:PORT", default=None,
+                     help="local:N only: serve the Dask dashboard there (default: off)")
+
+    worker = sub.add_parser("worker", help="serve runs to a Dask scheduler (docs/cluster.md)")
+    worker.add_argument("--scheduler", required=True, help="tcp://HOST:8786 or tls://HOST:8786")
+    worker.add_argument("--jobs", type=JOBS.argtype(), default=None,
+                        help="runs side by side (default: this machine's measured level)")
+    worker.add_argument("--listen", default=None,
+                        help="the address to listen on (default: the one facing the scheduler)")
+    worker.add_argument("--name", default=None, help="the worker's name (default: its address)")
 
     one = sub.add_parser("one", help="one run, metrics printed")
     one.add_argument("--scheme", required=True)
@@ -299,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument("--json", action="store_true", help="print one JSON object")
 
     bench = sub.add_parser("bench", help="benchmarks that print their figures (JSON last line)")
-    bench.add_argument("what", choices=("link", "cc", "concurrency"))
+    bench.add_argument("what", choices=("link", "cc", "concurrency", "cluster"))
     bench.add_argument("--seconds", type=float, default=None, help="shorter/longer measurement")
     bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
     bench.add_argument("--max-jobs", type=_positive_int, default=None,
@@ -374,7 +416,7 @@ def _levels(text: str) -> list[int]:
 COMMANDS: dict[str, Callable[[argparse.Namespace, ProjectPaths], int]] = {
     "doctor": cmd_doctor, "list": cmd_list, "clean": cmd_clean, "run": cmd_run,
     "one": cmd_one, "report": cmd_report, "bench": cmd_bench, "_execute": cmd_execute,
-    "_required-traces": cmd_required_traces, "contest": cmd_contest,
+    "_required-traces": cmd_required_traces, "contest": cmd_contest, "worker": cmd_worker,
 }
 COMMANDS.update(verify=cmd_verify, pack=cmd_pack)
 

@@ -51,7 +51,8 @@ def check_python() -> list[Check]:
     for module, required, why in (("mininet", True, "topologies"), ("numpy", True, "metrics"),
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
-                                  ("pytest", True, "tests"), ("os_ken", False, "PRR controller")):
+                                  ("pytest", True, "tests"), ("os_ken", False, "PRR controller"),
+                                  ("distributed", False, "--cluster and repro worker")):
         result = _run([PYTHON, "-c",
                        f"import {module}; print(getattr({module}, '__version__', ''))"])
         ok = result.returncode == 0

@@ -15,6 +15,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from app.planning import planned_duration_s
 from core.paths import ProjectPaths, display
@@ -30,6 +31,14 @@ log = logging.getLogger(__name__)
 # 2.6 s for TCP, whose sender is stopped a second after the span).
 PER_RUN_OVERHEAD_S = 3.0
 CHILD_EXIT_GRACE_S = 30.0
+
+
+class RunBackend(Protocol):
+    """Somewhere else to run each run (app/cluster.py): run() returns once it is home."""
+
+    def run(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass
@@ -62,13 +71,15 @@ def format_duration(seconds: float) -> str:
 
 class MatrixRunner:
     def __init__(self, paths: ProjectPaths, traces: TraceSet, jobs: int = 1,
-                 force: bool = False, redo_late: bool = False, out=sys.stdout) -> None:
+                 force: bool = False, redo_late: bool = False, out=sys.stdout,
+                 backend: RunBackend | None = None) -> None:
         self.paths = paths
         self.traces = traces
         self.jobs = max(1, jobs)
         self.force = force
         self.redo_late = redo_late
         self.out = out
+        self.backend = backend  # None: the local pool of child processes
         self._stop = threading.Event()
         self._children: set[subprocess.Popen[str]] = set()
         self._lock = threading.Lock()
@@ -175,6 +186,8 @@ class MatrixRunner:
 
     def _run_child(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]:
         """(finished, the reason it did not, finished with the emulator late)."""
+        if self.backend is not None:
+            return self.backend.run(experiment, spec)
         args = [sys.executable, str(self.paths.root / "repro"), "_execute",
                 "--experiment", experiment, "--spec-json", json.dumps(spec.to_dict())]
         with self._lock:
@@ -198,6 +211,9 @@ class MatrixRunner:
 
     def _wait_children(self) -> None:
         """Ask each child to tear down (SIGINT, as a terminal would), then wait for it."""
+        if self.backend is not None:
+            self.backend.stop()
+            return
         with self._lock:
             for proc in self._children:
                 if proc.poll() is None:

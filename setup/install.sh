@@ -31,6 +31,8 @@ required=(mininet iperf3 iputils-ping ethtool iproute2 tcpdump cmake g++ make li
           python3-jinja2 python3-rich)
 # Optional: eBPF congestion controls, the PRR controller, Open vSwitch.
 optional=(clang llvm libbpf-dev bpftool python3-os-ken openvswitch-switch)
+# Optional: runs spread over machines (`./repro run --cluster`, `./repro worker`; docs/cluster.md).
+optional+=(python3-distributed)
 # For the tests (run_tests.sh): type checks, lint, the unit tests' plain virtual environment.
 [[ $tests == ON ]] && required+=(mypy flake8 python3-venv)
 # Test-only (not with --programs-only): the report's test in headless Chromium.
