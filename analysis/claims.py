@@ -427,13 +427,16 @@ class Slack:
 @dataclass(frozen=True)
 class Monotone(Check):
     """`y` does not fall as `x` rises (each point at least the previous minus the slack),
-    over the rows matching `where`, averaged per x; needs at least `min_points`."""
+    over the rows matching `where`, averaged per x; needs at least `min_points`. With
+    `falling`, `y` does not rise as `x` rises (read from the highest x down, it does not
+    fall)."""
 
     x: str
     y: str
     slack: Slack
     where: Where = ()
     min_points: int = 3
+    falling: bool = False
     kind: str = field(default=SHAPE, init=False)
 
     def evaluate(self, rows: Sequence[Row]) -> Outcome:
@@ -446,7 +449,7 @@ class Monotone(Check):
             return Outcome(NOT_RUN, "-", (), f"{len(by_x)} values of {self.x} finished, "
                            f"the shape needs {self.min_points}")
         series = [(x, statistics.fmean(_value(r, self.y) for r in rs))
-                  for x, rs in sorted(by_x.items())]
+                  for x, rs in sorted(by_x.items(), reverse=self.falling)]
         dips = [f"{self.y} {_fmt(b)} at {self.x}={x1:g} after {_fmt(a)} at {x0:g}"
                 for (x0, a), (x1, b) in zip(series, series[1:]) if not self.slack.allows(a, b)]
         used = tuple(r for rs in by_x.values() for r in rs)

@@ -131,6 +131,17 @@ def test_monotone_allows_the_slack_and_fails_beyond_it():
     assert Monotone("w", "t", Slack()).evaluate(rows[:2]).verdict == NOT_RUN
 
 
+def test_a_falling_monotone_reads_the_curve_from_the_highest_x_down():
+    # Sprout's confidence: throughput falls as confidence rises.
+    rows = [{"c": c, "t": t} for c, t in ((0.05, 0.89), (0.25, 0.88), (0.5, 0.86),
+                                          (0.75, 0.76), (0.95, 0.37))]
+    assert Monotone("c", "t", Slack(relative=0.05), falling=True).evaluate(rows).verdict == PASS
+    assert Monotone("c", "t", Slack(relative=0.05)).evaluate(rows).verdict == FAIL
+    rows[1]["t"] = 0.95  # a rise beyond 5% between 5% and 25% confidence
+    result = Monotone("c", "t", Slack(relative=0.05), falling=True).evaluate(rows)
+    assert result.verdict == FAIL and "c=0.05" in result.why
+
+
 def test_saturation_checks_windows_beyond_the_bdp_multiple_only():
     check = Saturation("window", "utilization", at_least=0.9, bdp_multiple=3, rtt_ms=40,
                        packet_bytes=1500)
