@@ -70,8 +70,9 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
             continue
         tokens.append(trace_resource(name, traces.manifest[name].git_blob_sha1))
     from schemes.congestion_control import CongestionControlResolver
+    from schemes.registry import TCP_VARIANTS
     for variant, provider in CongestionControlResolver.for_project(paths) \
-            .available_variants().items():
+            .available_variants(TCP_VARIANTS).items():
         if provider is not None:
             tokens.append(CC + variant)
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")

@@ -153,6 +153,12 @@ class PrrPath:
             self.active.add(host.pid, f"mininet:{host.name}")
         dpid = f"{int(self.prefix[2:], 16):016x}" if re.fullmatch(r"nr[0-9a-f]+", self.prefix) \
             else None
+        # Mininet sets up a node class once, on its first node, and counts a class as set up
+        # when a base class is: a plain Node made first in this process (a trace path's
+        # middle node) leaves OVSSwitch without its OVSVersion. Set it up here, after
+        # check_ovs() has made sure ovs-vsctl answers.
+        if not hasattr(OVSSwitch, "OVSVersion"):
+            OVSSwitch.setup()
         self.switch = self.net.addSwitch(self.bridge, cls=OVSSwitch, failMode="secure",
                                          datapath=self.datapath, protocols="OpenFlow10",
                                          dpid=dpid)
