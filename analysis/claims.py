@@ -280,6 +280,10 @@ class Check(ABC):
     def evaluate(self, rows: Sequence[Row]) -> Outcome:
         """PASS/FAIL with our value, or NOT RUN with why."""
 
+    def own_tolerance_text(self) -> str | None:
+        """A check that states its tolerance in its own words (None: the claim says it)."""
+        return None
+
 
 @dataclass(frozen=True)
 class NumberCheck(Check):
@@ -705,6 +709,9 @@ class Claim:
 
     def tolerance_text(self) -> str:
         check = self.check
+        own = check.own_tolerance_text()
+        if own is not None:
+            return own
         if isinstance(check, NumberCheck):
             return check.tolerance.text(check.measure.unit)
         if isinstance(check, LowestPerGroup):

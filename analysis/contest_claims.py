@@ -7,14 +7,10 @@ the frontier, a score at least another's, a ranking that changes between
 traces, a column that rises or falls with another); each is a frozen dataclass, so a
 claim is a value that a general claims mechanism can wrap as it is.
 
-Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not there, or the claim is
-for the other mode). Results go to claims.csv and claims.md next to the figures.
-
-The fields, verdict and mode strings are those of a general claims mechanism
-(a Claim of id, text, source, paper, check, mode, reason): moving to it means a
-Check subclass whose evaluate() turns (verdict, ours) into its outcome, and the
-experiment's rows for the claims being the ones passed here (the region's and
-train-test's are one row per protocol, named, not one per run).
+Verdicts: PASS, FAIL, NOT RUN (the rows it needs are not there). `shared_claims`
+turns them into claims of the shared mechanism (analysis/claims.py), which
+evaluates them per mode and writes claims.json/claims.md with every other
+experiment's; the region's and train-test's rows are one per protocol, named.
 """
 from __future__ import annotations
 
@@ -22,11 +18,10 @@ import math
 import statistics
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from analysis import claims as shared
 from analysis.frontier import RegionPoint, position
-from analysis.summary import write_csv
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
 QUICK, FULL, BOTH = "quick", "full", "both"
@@ -182,36 +177,27 @@ class ContestClaim:
 
 
 @dataclass(frozen=True)
-class ClaimResult:
-    claim: ContestClaim
-    verdict: str
-    ours: str
+class SharedCheck(shared.Check):
+    """A contest check as a check of the shared claims mechanism (analysis/claims.py), so
+    `repro report`, `verify` and `pack` see the contest's claims like every other."""
+
+    inner: Check
+    tolerance: str
+    kind: str = shared.SHAPE
+
+    def evaluate(self, rows: Sequence[Row]) -> shared.Outcome:
+        verdict, ours = self.inner.evaluate(rows)
+        if verdict == NOT_RUN:
+            return shared.Outcome(NOT_RUN, "-", (), ours)
+        return shared.Outcome(verdict, ours, tuple(rows), "" if verdict == PASS else ours)
+
+    def own_tolerance_text(self) -> str:
+        return self.tolerance
 
 
-def evaluate(claims: Sequence[ContestClaim], rows: Sequence[Row], quick: bool
-             ) -> list[ClaimResult]:
-    mode = QUICK if quick else FULL
-    out = []
-    for claim in claims:
-        if claim.mode not in (mode, BOTH):
-            out.append(ClaimResult(claim, NOT_RUN, f"holds for {claim.mode} mode; this is {mode}"))
-            continue
-        verdict, ours = claim.check.evaluate(rows)
-        out.append(ClaimResult(claim, verdict, ours))
-    return out
-
-
-COLUMNS = ["id", "verdict", "ours", "paper", "text", "tolerance", "reason", "source", "mode"]
-
-
-def write_claims(out_dir: Path, results: Sequence[ClaimResult]) -> list[Path]:
-    rows = [{"id": r.claim.id, "verdict": r.verdict, "ours": r.ours, "paper": r.claim.paper,
-             "text": r.claim.text, "tolerance": r.claim.tolerance, "reason": r.claim.reason,
-             "source": r.claim.source, "mode": r.claim.mode} for r in results]
-    csv_path = write_csv(out_dir / "claims.csv", rows, COLUMNS)
-    lines = ["| claim | verdict | ours | paper | tolerance |", "|---|---|---|---|---|"]
-    lines += [f"| {r.claim.id}: {r.claim.text} | {r.verdict} | {r.ours} | {r.claim.paper} | "
-              f"{r.claim.tolerance} |" for r in results]
-    md_path = out_dir / "claims.md"
-    md_path.write_text("\n".join(lines) + "\n")
-    return [csv_path, md_path]
+def shared_claims(claims: Sequence[ContestClaim]) -> tuple[shared.Claim, ...]:
+    """The contest's claims in the shared mechanism's form (same checks, tolerances and
+    reasons)."""
+    return tuple(shared.Claim(id=c.id, text=c.text, source=c.source, paper=c.paper,
+                              check=SharedCheck(c.check, c.tolerance), mode=c.mode,
+                              reason=c.reason) for c in claims)

@@ -23,9 +23,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from analysis.contest_claims import (BOTH, ContestClaim, OnFrontier, ScoreAtLeast, evaluate,
-                                     write_claims)
-from analysis.coverage import coverage, missing_notes
+from analysis.claims import Claim
+from analysis.contest_claims import (BOTH, ContestClaim, OnFrontier, ScoreAtLeast,
+                                     shared_claims)
+from analysis.coverage import Coverage, missing_notes
 from analysis.frontier import RegionPoint, convex_frontier, pareto_efficient
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, save
@@ -44,7 +45,7 @@ SOURCE = "Sivaraman et al., Protocol Design Contests, CCR 2014 (Figures 7 and th
 CLAIMS: tuple[ContestClaim, ...] = (
     ContestClaim(
         id="sprout-on-frontier", mode=BOTH, source=SOURCE,
-        text="Sprout (confidence 5%) lies on the achievability region's frontier",
+        text="Sprout (at its default, 95% confidence) lies on the achievability region's frontier",
         paper=f"on the frontier of {PAPER_POPULATION}",
         tolerance="a vertex of the convex frontier, or at most 5% below the frontier's "
                   "throughput at Sprout's delay",
@@ -110,9 +111,9 @@ def region_points(rows: list[dict[str, Any]]) -> list[RegionPoint]:
             if r.get("p95_e2e_delay_ms") and r.get("throughput_mbps") is not None]
 
 
-def omniscient_on(trace: str, quick: bool) -> OmniscientResult | None:
+def omniscient_on(traces: TraceSet, trace: str, quick: bool) -> OmniscientResult | None:
     try:
-        path = TraceSet.for_project().resolve(f"{trace}.down")
+        path = traces.resolve(f"{trace}.down")
     except TraceError:
         return None
     span = None if not quick or QUICK_DURATION_S * 1000 >= trace_duration_ms(path) \
@@ -132,13 +133,16 @@ class ContestRegion(Experiment):
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return region_matrix(self.name, TRAINING, quick, trials)
 
-    def contest_claims(self) -> tuple[ContestClaim, ...]:
-        """The claims declared next to the matrix (analysis/contest_claims.py's form)."""
-        return CLAIMS
+    def claims(self) -> tuple[Claim, ...]:
+        return shared_claims(CLAIMS)
+
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """One row per protocol (its trials' mean), named, as the frontier needs."""
+        return protocol_rows(cov.records())
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
-        cov = coverage(store, lambda quick, trials: self.matrix(quick, trials))
-        rows = protocol_rows(cov.records())
+        cov = self.coverage(store)
+        rows = self.claim_rows(cov)
         if not rows:
             return []
         points = region_points(rows)
@@ -148,7 +152,7 @@ class ContestRegion(Experiment):
         for row in rows:
             row.update(on_frontier=row["name"] in vertices, efficient=row["name"] in efficient)
         rows.sort(key=lambda r: (r["family"], r["p95_e2e_delay_ms"] or 0))
-        bound = omniscient_on(TRAINING, cov.quick)
+        bound = omniscient_on(self.traces, TRAINING, cov.quick)
         notes = missing_notes(cov.cells, family_of)
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS),
                  write_csv(out_dir / "frontier.csv",
@@ -156,7 +160,6 @@ class ContestRegion(Experiment):
                            SUMMARY_COLUMNS)]
         files += self._region_plot(rows, hull, bound, cov.quick, notes, out_dir)
         files += self._winners(rows, bound, cov.quick, out_dir)
-        files += write_claims(out_dir, evaluate(CLAIMS, rows, cov.quick))
         return files
 
     def _region_plot(self, rows: list[dict[str, Any]], hull: list[RegionPoint],

@@ -12,15 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.contest_claims import ContestClaim, evaluate, write_claims
-from analysis.coverage import coverage, missing_notes
+from analysis.claims import Claim
+from analysis.contest_claims import ContestClaim, shared_claims
+from analysis.coverage import Coverage, missing_notes
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, new_grid, reversed_log_delay_axis, save
 from analysis.summary import write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec
-from core.traces import TraceError, TraceSet, trace_duration_ms
+from core.traces import TraceError, trace_duration_ms
 from experiments.base import Experiment
 from experiments.contest_families import (DELAY_MS, QUICK_DURATION_S, TRAINING, Family,
                                           params_text)
@@ -45,19 +46,23 @@ class ContestSweep(Experiment):
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return self.family.runs(self.name, TRAINING, quick, trials)
 
-    def contest_claims(self) -> tuple[ContestClaim, ...]:
-        """The claims declared next to the matrix (analysis/contest_claims.py's form)."""
-        return self.claims_data
+    def claims(self) -> tuple[Claim, ...]:
+        return shared_claims(self.claims_data)
 
-    def rows(self, store: ExperimentStore) -> tuple[list[dict[str, Any]], bool, list[str]]:
-        """(one row per finished run of the matrix, quick mode?, notes on missing runs)."""
-        cov = coverage(store, lambda quick, trials: self.matrix(quick, trials))
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """One row per finished run of the matrix: its metrics and parameters."""
         rows = []
         for record in cov.records():
             row: dict[str, Any] = dict(record.metrics)
             row.update(dict(record.spec.params), trial=record.spec.trial, run=record.path.name,
                        label=params_text(record.spec), duration_s=record.meta.get("duration_s"))
             rows.append(row)
+        return rows
+
+    def rows(self, store: ExperimentStore) -> tuple[list[dict[str, Any]], bool, list[str]]:
+        """(one row per finished run of the matrix, quick mode?, notes on missing runs)."""
+        cov = self.coverage(store)
+        rows = self.claim_rows(cov)
         rows.sort(key=lambda r: (r[self.lines], r[self.x], r["trial"]))
         notes = missing_notes(cov.cells, lambda s: self.family.name)
         return rows, cov.quick, notes
@@ -72,7 +77,6 @@ class ContestSweep(Experiment):
         for delay, what in (("p95_signal_delay_ms", "signal"), ("p95_e2e_delay_ms", "end-to-end")):
             files += self._tradeoff_plot(rows, delay, what, subtitle, quick, notes, out_dir)
         files += self._parameter_plot(rows, subtitle, out_dir)
-        files += write_claims(out_dir, evaluate(self.claims_data, rows, quick))
         return files
 
     @staticmethod
@@ -137,7 +141,7 @@ class ContestSweep(Experiment):
 
     def _omniscient(self, quick: bool) -> OmniscientResult | None:
         try:
-            trace = TraceSet.for_project().resolve(f"{TRAINING}.down")
+            trace = self.traces.resolve(f"{TRAINING}.down")
         except TraceError:
             return None
         span = None if not quick or QUICK_DURATION_S * 1000 >= trace_duration_ms(trace) \

@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.contest_claims import (BOTH, ContestClaim, RankChanges, evaluate, spearman,
-                                     write_claims)
-from analysis.coverage import coverage, missing_notes
+from analysis.claims import Claim
+from analysis.contest_claims import BOTH, ContestClaim, RankChanges, shared_claims, spearman
+from analysis.coverage import Coverage, missing_notes
 from analysis.plotting import new_grid, readable_log_axis, save
 from analysis.scheme_labels import scheme_style
 from analysis.summary import write_csv
@@ -73,12 +73,11 @@ class ContestTrainTest(Experiment):
                 specs += picked.runs(self.name, trace, quick, trials)
         return specs
 
-    def contest_claims(self) -> tuple[ContestClaim, ...]:
-        """The claims declared next to the matrix (analysis/contest_claims.py's form)."""
-        return CLAIMS
+    def claims(self) -> tuple[Claim, ...]:
+        return shared_claims(CLAIMS)
 
-    def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
-        cov = coverage(store, lambda quick, trials: self.matrix(quick, trials))
+    def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
+        """One row per protocol: its training and its testing numbers side by side."""
         sides = {trace: {(r["scheme"], r["params"]): r for r in protocol_rows(
             [rec for rec in cov.records() if rec.spec.data_trace == f"{trace}.down"])}
             for trace in (TRAINING, TESTING)}
@@ -92,12 +91,16 @@ class ContestTrainTest(Experiment):
                 row[f"test_{m}"] = test.get(m) if test else None
             row.update(train_runs=train["runs"], test_runs=test["runs"] if test else "")
             rows.append(row)
+        return rows
+
+    def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
+        cov = self.coverage(store)
+        rows = self.claim_rows(cov)
         if not rows:
             return []
         notes = missing_notes(cov.cells, lambda s: f"{family_of(s)} on {s.data_trace}")
         files = [write_csv(out_dir / "summary.csv", rows, COLUMNS)]
         files += self._plot(rows, cov.quick, notes, out_dir)
-        files += write_claims(out_dir, evaluate(CLAIMS, rows, cov.quick))
         return files
 
     def _plot(self, rows: list[dict[str, Any]], quick: bool, notes: list[str], out_dir: Path
