@@ -5,6 +5,8 @@ checks and the unit tests can plan runs on any machine.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from core.run_span import RunSpan, SpanError, run_span
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceError, TraceSet, trace_duration_ms
@@ -58,3 +60,18 @@ def planned_duration_s(spec: RunSpec, traces: TraceSet) -> float:
     if topology_of(spec) == OPENFLOW_SWITCH:
         return PRR_RUN_EXPECTED_S
     return span_of(spec, traces).span_ms / 1000.0
+
+
+def prr_spec_options(spec: RunSpec) -> dict[str, Any]:
+    """A PRR run's options, checked against the spec's path fields derived from them."""
+    o = dict(spec.options)
+    missing = [k for k in ("pattern", "size", "recovery", "controller", "bottleneck", "rtt")
+               if k not in o]
+    if missing:
+        raise ValueError(f"a PRR run needs the options {', '.join(missing)}")
+    rate = f"rate:{float(o['bottleneck']):g}"
+    if spec.data_trace != rate or spec.ack_trace != rate or spec.delay_ms * 2 != int(o["rtt"]):
+        raise ValueError(f"the spec's path ({spec.data_trace}, {spec.ack_trace}, "
+                         f"{spec.delay_ms} ms each way) disagrees with its options "
+                         f"(bottleneck {o['bottleneck']}, rtt {o['rtt']})")
+    return o

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.prr_run import RECEIVER_PCAP, SENDER_PCAP, check_drops_as_planned
+from app.planning import prr_spec_options
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
@@ -53,21 +54,6 @@ MISSING_NETWORK = ("the PRR network (topologies/prr_path.py and the controllers 
                    "controllers/) is not in this checkout")
 
 
-def _spec_options(spec: RunSpec) -> dict[str, Any]:
-    """The run's options, checked against the spec's path fields derived from them."""
-    o = dict(spec.options)
-    missing = [k for k in ("pattern", "size", "recovery", "controller", "bottleneck", "rtt")
-               if k not in o]
-    if missing:
-        raise ValueError(f"a PRR run needs the options {', '.join(missing)}")
-    rate = f"rate:{float(o['bottleneck']):g}"
-    if spec.data_trace != rate or spec.ack_trace != rate or spec.delay_ms * 2 != int(o["rtt"]):
-        raise ValueError(f"the spec's path ({spec.data_trace}, {spec.ack_trace}, "
-                         f"{spec.delay_ms} ms each way) disagrees with its options "
-                         f"(bottleneck {o['bottleneck']}, rtt {o['rtt']})")
-    return o
-
-
 def _network() -> tuple[Any, Any, Any]:
     """The PRR path's classes, or SchemeUnavailable naming the missing piece."""
     try:
@@ -80,7 +66,7 @@ def _network() -> tuple[Any, Any, Any]:
 
 def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             meta: dict[str, Any]) -> None:
-    o = _spec_options(spec)
+    o = prr_spec_options(spec)
     DropPlan, PrrPath, PrrPathConfig = _network()
     plan = DropPlan.parse(str(o["pattern"]))
     meta["drop_plan"] = plan.to_dict()

@@ -8,8 +8,7 @@ import pytest
 
 from analysis.prr_run import check_drops_as_planned, load_prr_run, prr_run_metrics
 from analysis.run_metrics import compute_run_metrics
-from app.planning import planned_duration_s
-from app.prr_lifecycle import _spec_options
+from app.planning import planned_duration_s, prr_spec_options
 from core.runspec import RunSpec, make_params, topology_of
 from experiments.prr_fig2 import PrrFig2
 from schemes.base import RunInvalid
@@ -78,10 +77,10 @@ def test_the_topology_option_chooses_how_a_run_is_measured() -> None:
 
 def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
     spec = PrrFig2(None, dict(bottleneck=100)).matrix(quick=True)[0]
-    assert _spec_options(spec)["bottleneck"] == 100
+    assert prr_spec_options(spec)["bottleneck"] == 100
     bad = replace(spec, delay_ms=5, params=())
     with pytest.raises(ValueError, match="disagrees with its options"):
-        _spec_options(bad)
+        prr_spec_options(bad)
 
 
 def test_legacy_triggers_count_dupacks_from_the_handshake(tmp_path: Path) -> None:
