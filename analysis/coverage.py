@@ -91,7 +91,8 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
 
 def coverage(store: ExperimentStore, matrix: MatrixFn,
              done: list[RunRecord] | None = None) -> Coverage:
-    """The coverage of the mode on record (full when any full run is done).
+    """The coverage of the mode on record: full when a run only the full matrix plans is
+    done and the full matrix has at least as many finished runs as the quick one.
 
     `done` replaces the store's finished runs (e.g. the same runs with their metrics
     re-derived from the raw artifacts)."""
@@ -102,8 +103,11 @@ def coverage(store: ExperimentStore, matrix: MatrixFn,
     quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
     # A run the quick pass also plans (an experiment whose quick matrix is a subset of
     # the full one) does not make the record a full one.
+    # A run another experiment shared (the leaderboard's whole-trace Sprout run is in the
+    # training-vs-testing full matrix) does not make a finished quick pass a full one either.
     in_quick = {c.spec for c in quick.cells}
-    if any(c.done and c.spec not in in_quick for c in full.cells):
+    full_done, quick_done = sum(c.done for c in full.cells), sum(c.done for c in quick.cells)
+    if any(c.done and c.spec not in in_quick for c in full.cells) and full_done >= quick_done:
         return full
     if any(c.done for c in quick.cells):
         return quick

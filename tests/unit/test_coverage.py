@@ -93,3 +93,16 @@ def test_a_quick_matrix_inside_the_full_one_stays_quick_until_a_full_only_run(tm
     assert cov.quick and len(cov.cells) == 1 and not cov.missing()
     add_done(store, spec("vegas", quick=False), throughput_mbps=1.0)
     assert not coverage(store, nested).quick
+
+
+def test_one_shared_full_run_does_not_make_a_finished_quick_pass_full(tmp_path) -> None:
+    """Another experiment's whole-trace run, shared into this store, is one full cell: the
+    finished quick pass stays the record until the full matrix has as many runs done."""
+    store = ExperimentStore(tmp_path / "x")
+    for scheme in ("sprout", "bic", "vegas"):
+        add_done(store, spec(scheme, quick=True), throughput_mbps=1.0)
+    add_done(store, spec("sprout", quick=False), throughput_mbps=1.0)
+    assert coverage(store, matrix).quick
+    for scheme in ("bic", "vegas"):
+        add_done(store, spec(scheme, quick=False), throughput_mbps=1.0)
+    assert not coverage(store, matrix).quick
