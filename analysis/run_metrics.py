@@ -4,7 +4,8 @@
 The scored part of the run starts after its warm-up (meta.json's `span`, written by the
 executor; none for runs without one). A run that loads both directions at once also gets the
 other direction's metrics, from ack.log, under `reverse`. TCP runs also get their congestion
-control's behaviour (analysis/cc_behaviour.py).
+control's behaviour (analysis/cc_behaviour.py) and the window check of each flow
+(analysis/tcp_window_check.py: `window_valid` False makes the run invalid).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
 from analysis.metrics import metrics_from_file
 from analysis.prr_run import load_prr_run, prr_run_metrics
+from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 
@@ -59,4 +61,5 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
     if "cc_requested" in verification:
         metrics["tcp_probe_status"] = (verification.get("tcp_probe") or {}).get("status")
         metrics.update(cc_behaviour_metrics(run_dir, verification["cc_requested"]))
+        metrics.update(tcp_window_metrics(run_dir, spec, meta))
     return metrics
