@@ -1,5 +1,7 @@
 """Which runs of an experiment's matrix have a result, which failed and why, which
-never ran: figures draw only finished runs (DONE) and list everything else.
+never ran: figures draw only finished runs (DONE) and list everything else. A finished run
+that is invalid (analysis/summary.py `invalid_reason`: an absurd kernel window) is no result:
+its cell has none, and says why.
 
 The mode shown is the full one when any full-mode run that the quick pass does
 not also plan has finished, else the quick one; trials go up to the highest trial on record.
@@ -9,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from analysis.summary import (FailedRecord, RunRecord, failed_records, finished_at,
-                              finished_runs)
+from analysis.summary import (INVALID, FailedRecord, RunRecord, failed_records,
+                              finished_at, finished_runs)
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 
@@ -71,7 +73,8 @@ def _distinct(reasons: Iterable[str]) -> list[str]:
 
 def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRecord],
                quick: bool, trials: int) -> Coverage:
-    """Pair each planned spec with its latest finished run, else its latest failure.
+    """Pair each planned spec with its latest valid finished run, else its latest failure or
+    invalid run (whichever is later), with the reason.
 
     Specs are matched as run ids are computed, without the experiment that asked for them
     (RunSpec equality leaves it out): a
@@ -80,9 +83,14 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
     latest: dict[RunSpec, RunRecord] = {}
     for record in done:
         key = record.spec
+        if record.invalid:
+            continue
         if key not in latest or finished_at(record) > finished_at(latest[key]):
             latest[key] = record
-    reasons = {f.spec: f.reason for f in sorted(failed, key=lambda f: f.time)}
+    events = [(f.time, f.spec, f.reason) for f in failed]
+    events += [(finished_at(r), r.spec, f"{INVALID}: {r.invalid}")
+               for r in done if r.invalid]
+    reasons = {spec: reason for _, spec, reason in sorted(events, key=lambda e: e[0])}
     cells = tuple(Cell(spec, latest.get(spec),
                        "" if spec in latest
                        else reasons.get(spec, NOT_RUN)) for spec in plan)

@@ -5,12 +5,24 @@ import csv
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from core.results import ExperimentStore, read_json
 from core.runspec import RunSpec
 
 log = logging.getLogger(__name__)
+
+
+INVALID = "invalid run"  # how a finished but invalid run is named where its result would be
+
+
+def invalid_reason(metrics: Mapping[str, Any]) -> str:
+    """Why a finished run is no measurement ("" when it is one): the kernel's window of one
+    of its TCP flows was absurd (`window_valid` false: analysis/window_sanity.py). Such a run
+    is left out of figures and claims, and counted and shown with this reason."""
+    if metrics.get("window_valid") is False:
+        return str(metrics.get("window_verdict") or "absurd kernel window")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -19,6 +31,11 @@ class RunRecord:
     metrics: dict[str, Any]
     meta: dict[str, Any]
     path: Path
+
+    @property
+    def invalid(self) -> str:
+        """Why this finished run is invalid ("" when it is valid)."""
+        return invalid_reason(self.metrics)
 
 
 def finished_runs(store: ExperimentStore,

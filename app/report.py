@@ -122,14 +122,15 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
                 "never_run": c.reason == NOT_RUN_YET} for c in cov.missing()]
     runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
              "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
-             "provider": r.metrics.get("cc_provider")} for r in records]
+             "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
     section.update(
         present=True, mode="quick" if cov.quick else "full", planned=len(cov.cells),
         finished=sum(c.done for c in cov.cells), claims=claims.results,
         counts=claims.counts(), claims_md=f"{exp.name}/claims.md",
         claims_json=f"{exp.name}/claims.json", figures=main, panels=panels, tables=tables,
         failures=failures, still_failing=sum(not f["since_finished"] for f in failures),
-        missing=missing, runs=runs, environment=_environment(records))
+        missing=missing, runs=runs, environment=_environment(records),
+        invalid=sum(bool(r["invalid"]) for r in runs))
     return section
 
 

@@ -19,7 +19,7 @@ from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
 from analysis.coverage import short_reason
-from analysis.summary import RunRecord, failed_records, failed_runs
+from analysis.summary import INVALID, RunRecord, failed_records, failed_runs
 from core.code_version import analysis_version
 from core.results import DONE, ExperimentStore, experiment_store, pid_alive, read_json
 from core.traces import TraceSet
@@ -51,6 +51,8 @@ class ExperimentVerdict:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (folder, reason)
     superseded: set[str] = field(default_factory=set)  # failed folders whose run later finished
     missing: list[tuple[str, str]] = field(default_factory=list)  # (run label, reason)
+    # Finished runs that are no measurement (an absurd kernel window): (folder, reason).
+    invalid: list[tuple[str, str]] = field(default_factory=list)
     half_written: list[str] = field(default_factory=list)
     left_out: int = 0  # finished runs the claims could not use (their trace is not here)
     deleted: list[str] = field(default_factory=list)  # named by claims.json, now gone
@@ -89,6 +91,7 @@ class ExperimentVerdict:
             "failed": [{"run": n, "reason": r, "since_finished": n in self.superseded}
                        for n, r in self.failed],
             "missing": [{"run": n, "reason": r} for n, r in self.missing],
+            "invalid": [{"run": n, "reason": r} for n, r in self.invalid],
             "half_written": self.half_written, "left_out_of_claims": self.left_out,
             "deleted_runs": self.deleted, "claims_changed_since_stored": self.changed_claims,
             "metrics": {s: self.count(s) for s in (MATCH, RECOMPUTED, DIFFERS, UNREADABLE)},
@@ -206,6 +209,7 @@ def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
             if meta.get("cpu_steal_pct") is not None:
                 verdict.steal_pct.append(float(meta["cpu_steal_pct"]))
         verdict.runs.append(run)
+    verdict.invalid = [(r.path.name, r.invalid) for r in records if r.invalid]
     verdict.failed = failed_runs(store)
     finished_specs = {r.spec for r in records}
     verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}
@@ -288,7 +292,8 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     print(f"  {v.mode} mode: {v.finished} of {v.planned} planned runs finished; "
           f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
           f"{late}; "
-          f"{len(v.other_impl)} served by another implementation than requested", file=out)
+          f"{len(v.other_impl)} served by another implementation than requested; "
+          f"{len(v.invalid)} finished but invalid (left out of figures and claims)", file=out)
     print(f"  metrics re-derived from the raw artifacts: {v.count(MATCH)} match, "
           f"{v.count(RECOMPUTED)} recomputed (stored by an older analysis), "
           f"{v.count(DIFFERS)} DIFFER, {v.count(UNREADABLE)} unreadable", file=out)
@@ -309,10 +314,14 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     for name, reason in v.failed:
         later = " (this run finished on a later attempt)" if name in v.superseded else ""
         print(f"    failed: {name}: {short_reason(reason)}{later}", file=out)
+    for name, reason in v.invalid:
+        print(f"    invalid: {name}: {short_reason(reason, 300)}", file=out)
     not_yet = sum(reason == NOT_RUN_YET for _, reason in v.missing)
+    invalid = sum(reason.startswith(INVALID) for _, reason in v.missing)
     if v.missing:
         print(f"  missing: {len(v.missing)} planned runs have no result "
-              f"({not_yet} never run, {len(v.missing) - not_yet} failed)", file=out)
+              f"({not_yet} never run, {invalid} invalid, "
+              f"{len(v.missing) - not_yet - invalid} failed)", file=out)
     if v.left_out:
         print(f"  {v.left_out} finished runs left out of the claims (their trace is not on "
               "this machine: pass --traces-dir)", file=out)

@@ -106,3 +106,18 @@ def test_one_shared_full_run_does_not_make_a_finished_quick_pass_full(tmp_path) 
     for scheme in ("bic", "vegas"):
         add_done(store, spec(scheme, quick=False), throughput_mbps=1.0)
     assert not coverage(store, matrix).quick
+
+
+def test_an_invalid_finished_run_is_no_result_and_says_why(tmp_path) -> None:
+    store = ExperimentStore(tmp_path / "x")
+    add_failed(store, spec("vegas"), "RuntimeError: flaky", when=1.0)
+    add_done(store, spec("vegas"), throughput_mbps=1.0, window_valid=False,
+             window_verdict="absurd kernel window in the reverse flow: ssthresh 2183148773")
+    add_done(store, spec("sprout"), throughput_mbps=1.0, window_valid=None)
+    cov = coverage(store, matrix)
+    cells = {c.spec.scheme: c for c in cov.cells}
+    assert not cells["vegas"].done
+    assert cells["vegas"].reason == ("invalid run: absurd kernel window in the reverse flow: "
+                                     "ssthresh 2183148773")
+    assert cells["sprout"].done  # unchecked (no probe) is not invalid
+    assert [r.spec.scheme for r in cov.records()] == ["sprout"]
