@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from analysis.tcp_window_check import check_tcp_windows
 from app.planning import link_side, span_of
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
@@ -94,6 +95,10 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"
     meta["link"] = read_json(stats) if stats.exists() else None
+    if "cc_requested" in (meta.get("verification") or {}):
+        # A TCP flow whose kernel window was absurd ran no congestion control: the run is
+        # invalid (analysis/tcp_window_check.py), as a PRR run's is (app/prr_lifecycle.py).
+        check_tcp_windows(out, spec, meta)
 
 
 def _played_side(name: str, side: LinkSide, span: RunSpan, out: Path, label: str) -> LinkSide:
