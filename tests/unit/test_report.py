@@ -33,3 +33,18 @@ def test_report_shows_claims_failures_environment_and_runs(tmp_path):
     assert not remote
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert png_size(tmp_path / src)[0] > 0
+
+
+def test_report_counts_and_marks_an_invalid_run(tmp_path):
+    store = build(tmp_path)
+    run = sorted(store.done_runs())[0]
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics.update(window_valid=False, window_verdict="absurd kernel window in the reverse "
+                   "flow: snd_cwnd 1 (ssthresh 2183148773, state 4)")
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    page = write_report(ProjectPaths(results_override=tmp_path), [EXP]).read_text()
+    assert "5 of 6 planned runs finished" in page
+    assert "1 finished but invalid</span> (left out of figures and claims)" in page
+    assert f'{run.name}</a> <span class="fail">(invalid: absurd kernel window in the reverse ' \
+        "flow: snd_cwnd 1 (ssthresh 2183148773, state 4))" in page
+    assert "invalid run: absurd kernel window in the reverse flow" in page  # missing runs
