@@ -225,3 +225,12 @@ def test_the_socket_reports_the_loaded_implementation(run, variant: str) -> None
         (variant, expected_provider, expected_name)
     verification = json.loads((outcome.path / "meta.json").read_text())["verification"]
     assert verification["cc_seen_by_ss"] == expected_name
+
+
+@pytest.mark.parametrize("variant", sorted(NAME_RUNS))
+def test_every_variant_keeps_a_sane_kernel_window(run, variant: str) -> None:
+    # The window check (analysis/tcp_window_check.py) must pass every legitimate control,
+    # built-in and eBPF alike, on the runs above; a failing one would have failed the run.
+    m = run(variant, NAME_RUNS[variant]).metrics
+    assert (m["window_valid"], m["window_verdict"]) == (True, "ok"), m["window_flows"]
+    assert m["window_flows"] == {"forward": "ok"}

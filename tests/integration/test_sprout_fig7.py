@@ -7,6 +7,7 @@ figure says so instead of plotting them.
 from __future__ import annotations
 
 import csv
+import json
 
 from core.results import ExperimentStore
 from app.runner import MatrixRunner
@@ -57,6 +58,11 @@ def test_tiny_matrix_end_to_end(paths, traces) -> None:
     for run in {r["run"] for r in rows}:
         metrics = (store.runs_dir / run / "metrics.json").read_text()
         assert '"reverse"' in metrics
+    # Both of Cubic's flows were recorded and their kernel windows checked (and sane).
+    cubic = next(r["run"] for r in rows if r["scheme"] == "cubic")
+    m = json.loads((store.runs_dir / cubic / "metrics.json").read_text())
+    assert m["window_flows"] == {"forward": "ok", "reverse": "ok"}, m["window_flows"]
+    assert m["window_valid"] is True
 
     missing = _csv(store.root / "missing.csv")
     assert len(missing) == 2 and all("TraceMissing" in r["reason"] for r in missing)
