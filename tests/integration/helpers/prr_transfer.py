@@ -14,7 +14,8 @@ import dpkt
 
 from controllers.drop_plan import FlowTracker, DropPlan
 from schemes.transfer import ENDPOINT, PYTHON
-from topologies.prr_path import RECEIVER_IP, PrrPath
+from topologies.prr_path import PrrPath
+from topologies.trace_path import RECEIVER_IP
 
 # The sender's own port: fixed, as each transfer runs in its own network.
 CLIENT_PORT = 20000
