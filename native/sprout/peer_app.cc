@@ -5,6 +5,7 @@
 
 #include "clock.hh"
 #include "ewma_estimator.hh"
+#include "next_datagram.hh"
 #include "poll_loop.hh"
 #include "sprout_constants.hh"
 #include "sprout_estimator.hh"
@@ -38,13 +39,7 @@ bool PeerApp::wait_for_peer(SignalFd& signals) {
   bool stop = false;
   loop.add(socket_.fd(), POLLIN, [&](short) {
     while (!attached_) {
-      std::optional<ReceivedDatagram> datagram;
-      try {
-        datagram = socket_.try_recv();
-      } catch (const SystemError& e) {
-        if (e.error_number() == ECONNREFUSED) continue;
-        throw;
-      }
+      const std::optional<ReceivedDatagram> datagram = next_datagram(socket_);
       if (!datagram) break;
       PeerDatagram d;
       try {
@@ -192,19 +187,7 @@ bool PeerApp::send_datagram(size_t carried_bytes, uint16_t time_to_next_ms,
 }
 
 void PeerApp::drain_socket() {
-  while (true) {
-    std::optional<ReceivedDatagram> datagram;
-    try {
-      datagram = socket_.try_recv();
-    } catch (const SystemError& e) {
-      if (e.error_number() == ECONNREFUSED) {
-        continue;  // the other end not (yet) listening
-      }
-      throw;
-    }
-    if (!datagram) {
-      return;
-    }
+  while (const std::optional<ReceivedDatagram> datagram = next_datagram(socket_)) {
     PeerDatagram d;
     try {
       d = PeerDatagram::decode(datagram->payload);

@@ -8,6 +8,7 @@
 #include "clock.hh"
 #include "data_datagram.hh"
 #include "feedback_datagram.hh"
+#include "next_datagram.hh"
 #include "sprout_constants.hh"
 #include "system_error.hh"
 
@@ -94,13 +95,11 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
   d.throwaway_window = throwaway_.add(d.seq, now_ms);
   const std::string wire = d.encode();
   try {
-    socket_.send(wire);
-  } catch (const SystemError& e) {
-    if (e.error_number() == EAGAIN || e.error_number() == EWOULDBLOCK ||
-        e.error_number() == ENOBUFS) {
+    if (!socket_.try_send(wire)) {  // the socket buffer is full
       ++socket_full_;
       return false;
     }
+  } catch (const SystemError& e) {
     // The receiver may not be up yet (ICMP port unreachable); the sequence
     // space advances anyway, the receiver's loss bookkeeping absorbs it.
     if (send_errors_++ == 0) {
@@ -120,22 +119,10 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
 }
 
 void SenderApp::drain_socket() {
-  while (true) {
-    ReceivedDatagram datagram;
-    try {
-      datagram = socket_.recv();
-    } catch (const SystemError& e) {
-      if (e.error_number() == EAGAIN || e.error_number() == EWOULDBLOCK) {
-        return;
-      }
-      if (e.error_number() == ECONNREFUSED || e.error_number() == EINTR) {
-        continue;  // receiver not (yet) listening
-      }
-      throw;
-    }
+  while (const std::optional<ReceivedDatagram> datagram = next_datagram(socket_)) {
     FeedbackDatagram feedback;
     try {
-      feedback = FeedbackDatagram::decode(datagram.payload);
+      feedback = FeedbackDatagram::decode(datagram->payload);
     } catch (const std::invalid_argument& e) {
       if (malformed_++ == 0) {
         std::cerr << "sprout-sender: ignoring datagram: " << e.what() << "\n";
