@@ -11,7 +11,7 @@
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
 #include "json_writer.hh"
-#include "next_datagram.hh"
+#include "socket_io.hh"
 #include "sprout_estimator.hh"
 #include "system_error.hh"
 

@@ -8,7 +8,7 @@
 #include "clock.hh"
 #include "data_datagram.hh"
 #include "feedback_datagram.hh"
-#include "next_datagram.hh"
+#include "socket_io.hh"
 #include "sprout_constants.hh"
 #include "system_error.hh"
 
@@ -94,17 +94,8 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
   // the retry; a duplicate entry does not change any throwaway window.
   d.throwaway_window = throwaway_.add(d.seq, now_ms);
   const std::string wire = d.encode();
-  try {
-    if (!socket_.try_send(wire)) {  // the socket buffer is full
-      ++socket_full_;
-      return false;
-    }
-  } catch (const SystemError& e) {
-    // The receiver may not be up yet (ICMP port unreachable); the sequence
-    // space advances anyway, the receiver's loss bookkeeping absorbs it.
-    if (send_errors_++ == 0) {
-      std::cerr << "sprout-sender: send failed: " << e.what() << "\n";
-    }
+  if (!send_or_full(socket_, wire, "sprout-sender", socket_full_, send_errors_)) {
+    return false;
   }
   next_seq_ += payload_bytes + kSeqOverheadBytes;
   window_.on_send(payload_bytes, now_ms);
