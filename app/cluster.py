@@ -211,8 +211,12 @@ class ClusterBackend:
             result: RemoteResult = future.result()
         except KilledWorker as e:
             self.killed.append(spec.label())
-            return RemoteOutcome(False, f"its worker died with it more often than the "
-                                 f"scheduler's allowed-failures permits (KilledWorker: {e})")
+            allowed = getattr(e, "allowed_failures", None)
+            how = (f"{allowed + 1} time(s), more than the scheduler's allowed-failures "
+                   f"({allowed})" if isinstance(allowed, int) else
+                   "more often than the scheduler's allowed-failures")
+            return RemoteOutcome(False, f"its workers died with it {how} permits; nothing "
+                                 f"came home (KilledWorker: {e})")
         except CancelledError:
             return RemoteOutcome(False, "interrupted by the user (Ctrl-C): cancelled")
         except Exception as e:

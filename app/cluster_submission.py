@@ -84,9 +84,10 @@ def compiler_message(log: str) -> str:
 
 
 def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths,
-                    builder: Builder = sandbox_build, host: str | None = None) -> WorkerBuild:
+                    builder: Builder | None = None, host: str | None = None) -> WorkerBuild:
     """The submission `digest` built on this machine (or built here before, from the same
-    hash and code version), or the reason it is not."""
+    hash and code version), or the reason it is not. `builder`: sandbox_build."""
+    builder = builder or sandbox_build
     host = host or socket.gethostname()
     facts: dict[str, Any] = {"host": host, "sha256": shipped.sha256, "digest": digest}
 

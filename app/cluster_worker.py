@@ -156,7 +156,12 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
     if task.code_version != code_version():
         return RemoteResult(False, f"the worker's code version is {code_version()}, the run "
                             f"needs {task.code_version}: not run", False, None, facts)
-    traces = TraceSet.for_project(paths.root)  # as the run process will (NETREPRO_TRACES)
+    if task.trace_files:  # looked up as the run process will (NETREPRO_TRACES first)
+        try:
+            traces = TraceSet.for_project(paths.root)
+        except TraceError as e:
+            return RemoteResult(False, f"worker {facts['host']} cannot look traces up: {e}",
+                                False, None, facts)
     for trace, sha in task.trace_files.items():
         try:
             mine = file_sha256(traces.resolve(trace))
