@@ -294,7 +294,9 @@ class ClusterBackend:
             lines.append(f"cluster {s['cluster']}: {s['committed']} runs came home "
                          f"({', '.join(f'{h}: {n}' for h, n in s['by_host'].items()) or '-'}); "
                          f"{s['rescheduled']} given to another worker after theirs died; "
-                         f"{s['duplicates']} arrived twice (committed once)")
+                         f"{s['duplicates']} arrived twice (committed once)"
+                         + (f"; {s['killed_worker']} failed with KilledWorker (their workers "
+                            "died beyond allowed-failures)" if s["killed_worker"] else ""))
             for label in self.committer.duplicates:
                 lines.append(f"  arrived twice, committed once: {label}")
         finally:
