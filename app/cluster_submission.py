@@ -64,8 +64,11 @@ def sandbox_build(sources: Sources, api: int, paths: ProjectPaths) -> BuildResul
 
 
 def cannot_build(paths: ProjectPaths) -> str | None:
-    """Why this machine cannot build submissions (no sandbox user, our libraries not
-    built), or None."""
+    """Why this machine cannot build submissions (not root, no sandbox user, our libraries
+    not built), or None."""
+    if os.geteuid() != 0:
+        return ("not root: submissions are built and run as the sandbox user, which takes "
+                "root (start `repro worker` with sudo)")
     try:
         SandboxUser.lookup()
     except SandboxUnavailable as e:

@@ -115,6 +115,9 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
                                      "as an unprivileged user, in network namespaces): use "
                                      "sudo, or --cluster to run it on workers")
         user = SandboxUser.lookup()
+    elif cluster.startswith("local:") and os.geteuid() != 0:
+        raise SandboxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
+                                 "machine, as the sandbox user, which takes root: use sudo")
     digest = sources.digest
     root = paths.results_dir / EXPERIMENT
     folder = _new_folder(root, team, digest)

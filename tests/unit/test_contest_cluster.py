@@ -30,6 +30,7 @@ from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
 from experiments.contest import contest_spec
+from schemes.sandbox import SandboxUnavailable
 from schemes.submission import BINARY, BuildResult, Sources, binary_path
 from tests.unit.fake_runs import trace_set, write_trace
 
@@ -246,6 +247,7 @@ def test_a_worker_compares_a_named_trace_with_the_clients_hash(
 
 distributed = pytest.importorskip("distributed")
 HOME = Path()
+ADDRESS = "tcp://scheduler.example:8786"  # never reached: open_cluster is replaced
 
 
 def fake_execute_remote(task: RemoteTask) -> RemoteResult:
@@ -280,7 +282,7 @@ def on_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proj
                                   dashboard_address=None, resources=resources) as cluster:
         def open_cluster(text: str, paths_: ProjectPaths, traces: Any, jobs: int,
                          **kwargs: Any) -> ClusterBackend:
-            assert text == "local:1"
+            assert text == ADDRESS
             return ClusterBackend(distributed.Client(cluster), None,
                                   Committer(paths_.results_dir), traces,
                                   ClusterChoice(local_workers=1), slots=2)
@@ -290,7 +292,7 @@ def on_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proj
 
 def _args(folder: Path, trials: int = 2) -> argparse.Namespace:
     return argparse.Namespace(sources=[str(folder)], name="team-c", trace="Tiny", trials=trials,
-                              force=False, json=True, cluster="local:1")
+                              force=False, json=True, cluster=ADDRESS)
 
 
 def test_submit_over_a_cluster_commits_the_trials_where_the_leaderboard_reads_them(
@@ -302,7 +304,7 @@ def test_submit_over_a_cluster_commits_the_trials_where_the_leaderboard_reads_th
     out = capsys.readouterr().out
     root = on_cluster.results_dir / "contest"
     sub = read_json(next(root.glob("submissions/team-c/*/submission.json")))
-    assert sub["status"] == "scored" and sub["cluster"] == "local:1"
+    assert sub["status"] == "scored" and sub["cluster"] == ADDRESS
     assert [t["trial"] for t in sub["trials"]] == [1, 2]
     assert all(t["ok"] and t["worker"] == "fake-worker" for t in sub["trials"])
     assert sub["best_trial"] == 1  # score -3.1 beats -3.2
@@ -344,3 +346,16 @@ def test_submit_over_a_cluster_reports_the_workers_compile_error(
     assert COMPILER_SAID in (sub_dir / "build.log").read_text()
     assert "# built on worker fake-worker" in (sub_dir / "build.log").read_text()
     assert not (root / "runs").exists() and not (on_cluster.results_dir / "runs").exists()
+
+
+def test_without_root_local_workers_are_refused_and_a_worker_builds_nothing(
+        tmp_path: Path, paths: ProjectPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_trace(tmp_path / "traces", "Tiny.down", [1, 2])
+    write_trace(tmp_path / "traces", "Tiny.up", [1])
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    args = _args(TODAY)
+    args.cluster = "local:2"
+    with pytest.raises(SandboxUnavailable, match="takes root"):
+        submit(args, paths, trace_set(tmp_path / "traces"))
+    why = cluster_submission.cannot_build(paths)
+    assert why is not None and why.startswith("not root")
