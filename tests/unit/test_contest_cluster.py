@@ -22,13 +22,14 @@ from app.cluster import ClusterBackend, ClusterChoice, requirements, unservable
 from app.cluster_submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild,
                                     build_on_worker, compiler_message)
 from app.cluster_worker import (CODE, CONTEST_BUILD, RUNS, RemoteResult, RemoteTask,
-                                execute_remote)
+                                execute_remote, trace_resource)
 from app.contest import submit
 from app.run_archive import Committer, pack
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
+from core.traces import ManifestEntry, TraceSet
 from experiments.contest import contest_spec
 from schemes.sandbox import SandboxUnavailable
 from schemes.submission import BINARY, BuildResult, Sources, binary_path
@@ -359,3 +360,25 @@ def test_without_root_local_workers_are_refused_and_a_worker_builds_nothing(
         submit(args, paths, trace_set(tmp_path / "traces"))
     why = cluster_submission.cannot_build(paths)
     assert why is not None and why.startswith("not root")
+
+
+def test_the_usual_checks_still_apply_to_a_trial(sources: Sources, paths: ProjectPaths,
+                                                 tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code version and trace hashes: asked of the scheduler, checked again by the worker
+    before anything is built."""
+    manifest = {f"Tiny{s}": ManifestEntry(f"Tiny{s}", c * 40, "u")
+                for s, c in ((".down", "a"), (".up", "b"))}
+    spec = contest_spec("contest", "submission", "Tiny", 1, {"submission": sources.digest})
+    needs, files = requirements(spec, TraceSet([tmp_path], tmp_path / "cache", manifest))
+    assert needs == {RUNS: 1, CODE + code_version(): 1, trace_resource("Tiny.down", "a" * 40): 1,
+                     trace_resource("Tiny.up", "b" * 40): 1, CONTEST_BUILD: 1}
+    assert files == {}
+    builder = FakeBuilder()
+    monkeypatch.setattr(cluster_worker, "ProjectPaths", lambda: paths)
+    monkeypatch.setattr(cluster_submission, "sandbox_build", builder)
+    task = _trial_task(sources)
+    stale = RemoteTask(task.experiment, task.spec, "another-version", task.session, {},
+                       task.submission)
+    result = execute_remote(stale)
+    assert not result.ok and "code version" in result.reason and builder.calls == []
