@@ -174,6 +174,7 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
     stop = _StopWatch(task.session)
     if stop.requested():
         return RemoteResult(False, "not started: interrupted", False, None, facts)
+    _log_start(task, facts)  # an attempt, from here (a worker dying in the build counts)
     build_log = ""
     if task.submission is not None:
         digest = str(RunSpec.from_dict(task.spec).param("submission", ""))
@@ -183,7 +184,6 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
         if not built.ok:
             return RemoteResult(False, built.reason, False, None, facts, time.time() - started,
                                 build_log)
-    _log_start(task, facts)
     attempt = attempts_dir(paths) / f"{os.getpid()}-{uuid.uuid4().hex[:10]}"
     results = attempt / "results"
     results.mkdir(parents=True)
