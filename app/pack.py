@@ -270,7 +270,10 @@ def verify_bundle(bundle: Path, experiments: Sequence[Experiment] | None,
             now = {r.id: r.verdict for r in v.claims.results} if v.claims else {}
             changed = [f"{cid}: {before[cid]} when packed, {now[cid]} here"
                        for cid in sorted(before) if cid in now and now[cid] != before[cid]]
-            if changed:
+            if v.options_problem:
+                report.notes.append(f"  {v.name}: claims not evaluated here (the options its "
+                                    "runs were made with are not known, below)")
+            elif changed:
                 report.notes.append(f"  {v.name}: verdicts unlike the packing machine's: "
                                     + "; ".join(changed))
             elif before:
