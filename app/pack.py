@@ -264,6 +264,9 @@ def verify_bundle(bundle: Path, experiments: Sequence[Experiment] | None,
                                  "hashes are checked, its claims cannot be")
         report = verify_results(experiments, dest / "results", traces)
         report.notes = notes + report.notes
+        for v in report.experiments:  # name files as the manifest does, not the unpacked copy
+            for prefix in {f"{dest}/", f"{dest.resolve()}/"}:
+                v.options_problem = v.options_problem.replace(prefix, "")
         report.bundle_failed = bool(check.changed or check.missing or check.unsafe)
         for v in report.experiments:
             before = (packed.get(v.name) or {}).get("claims") or {}

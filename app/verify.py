@@ -145,7 +145,7 @@ class VerifyReport:
         unknown = [v.name for v in self.experiments if v.options_problem]
         parts += [f"the options {', '.join(unknown)} ran with are not on record or "
                   "unreadable"] if unknown else []
-        if not any(e.present and e.finished for e in self.experiments):
+        if not any(e.present and e.finished for e in self.experiments) and not unknown:
             parts.append("no finished runs to check")
         return "could not check everything: " + "; ".join(parts)
 
@@ -321,7 +321,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     elif v.options:
         print("  judged against the options it was run with (options.json): "
               + " ".join(f"{k}={val}" for k, val in sorted(v.options.items())), file=out)
-    print(f"  {v.mode or 'unknown'} mode: {v.finished} of {v.planned} planned runs finished; "
+    planned = f"{v.mode} mode: {v.finished} of {v.planned} planned runs finished" \
+        if not v.options_problem else f"{len(v.runs)} finished runs, matched to no plan"
+    print(f"  {planned}; "
           f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
           f"{late}; "
           f"{len(v.other_impl)} served by another implementation than requested", file=out)

@@ -21,6 +21,7 @@ from core.results import experiment_store
 from core.run_span import BOTH, DIRECTIONS
 from core.runspec import RunSpec
 from core.traces import TraceSet
+from experiments.recorded_options import pinned, write_record
 from experiments.registry import all_experiments
 from tests.unit.fake_runs import add_done, add_failed
 
@@ -70,10 +71,12 @@ def _chromium() -> tuple[str, str]:
 @pytest.fixture
 def report(paths: ProjectPaths, traces: TraceSet) -> Path:
     """A results tree built by hand for every experiment's quick matrix, with one failed
-    run per experiment, its figures drawn and the report written."""
-    experiments = all_experiments(traces)
+    run per experiment, its options recorded as `repro run` records them, its figures
+    drawn and the report written."""
+    experiments = [pinned(exp) for exp in all_experiments(traces)]
     for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
+        write_record(store.root, exp)
         specs = exp.matrix(quick=True)
         for i, spec in enumerate(specs[:-1]):
             add_done(store, spec, **_metrics(spec, i))
