@@ -4,7 +4,10 @@ show its claims table, nothing may scroll sideways, and nothing may come from th
 network. Screenshots are kept in the test's temporary folder (the path is printed).
 
 Needs Debian's chromium, chromium-driver and python3-selenium (setup/install.sh
-installs them when tests are run: ./run_tests.sh).
+installs them when tests are run: ./run_tests.sh). On Ubuntu those two names only lead
+to the chromium snap (transitional debs chromium-browser, chromium-chromedriver), whose
+private /tmp hides this test's report and the driver's profile: setup leaves them out
+there and this test fails saying so.
 """
 from __future__ import annotations
 
@@ -60,7 +63,9 @@ def _chromium() -> tuple[str, str]:
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not browser or not driver:
         pytest.fail("headless Chromium is missing: `apt-get install chromium chromium-driver "
-                    "python3-selenium` (./run_tests.sh installs them)")
+                    "python3-selenium` (./run_tests.sh installs them where they are debs, as "
+                    "on Debian; on Ubuntu they are only the chromium snap, which this test "
+                    "cannot use: README, Developing)")
     try:
         import selenium  # noqa: F401
     except ImportError:
