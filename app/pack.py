@@ -7,7 +7,8 @@ The archive (tar + xz) holds, under `netrepro-bundle/`:
   experiment its mode, runs and claim verdicts, and a sha256 and size per file;
 - `results/<experiment>/...`: every artifact of every finished and failed run
   (logs, meta.json, metrics.json, spec.json, DONE...), the figures, the CSVs,
-  claims.json/md;
+  claims.json/md, and options.json, the options the runs were planned with
+  (the checking machine judges them against it, experiments/recorded_options.py);
 - `traces/<name>`: the traces the runs used, so self-inflicted delays can be
   re-derived where the trace set is absent.
 
@@ -264,11 +265,10 @@ def verify_bundle(bundle: Path, experiments: Sequence[Experiment] | None,
                                  "hashes are checked, its claims cannot be")
         report = verify_results(experiments, dest / "results", traces)
         report.notes = notes + report.notes
-        for v in report.experiments:  # name files as the manifest does, not the unpacked copy
-            for prefix in {f"{dest}/", f"{dest.resolve()}/"}:
-                v.options_problem = v.options_problem.replace(prefix, "")
         report.bundle_failed = bool(check.changed or check.missing or check.unsafe)
         for v in report.experiments:
+            for prefix in {f"{dest}/", f"{dest.resolve()}/"}:  # named as in the manifest
+                v.options_problem = v.options_problem.replace(prefix, "")
             before = (packed.get(v.name) or {}).get("claims") or {}
             now = {r.id: r.verdict for r in v.claims.results} if v.claims else {}
             changed = [f"{cid}: {before[cid]} when packed, {now[cid]} here"

@@ -237,6 +237,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}
     if options_problem:
         verdict.options_problem = options_problem
+        _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})
         return verdict
     verdict.options = dict(exp.chosen)
     cov = exp.coverage(store, records)

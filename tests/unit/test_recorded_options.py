@@ -249,3 +249,23 @@ def test_the_report_uses_the_record_and_says_when_it_is_missing(tmp_path, monkey
     assert "Claims not evaluated" in page
     # The claims.json written when the plan was known is left as it was.
     assert json.loads((tmp_path / PRR / "claims.json").read_text()) == claims
+
+
+def test_repro_run_plans_from_and_records_one_decision(tmp_path, monkeypatch):
+    """`repro run prr-fig2 --pattern heavy` where auto means POX: the runs it plans and the
+    options.json it writes (before any run starts) both say pox and heavy."""
+    from app import cli
+    from tests.unit.test_experiment_inputs import _Stop, _stop_before_running
+    machine(monkeypatch, pox=True)
+    monkeypatch.setenv("NETREPRO_RESULTS", str(tmp_path / "results"))
+    plans = _stop_before_running(monkeypatch)
+    with pytest.raises(_Stop):
+        cli.main(["run", PRR, "--quick", "--pattern", "heavy"])
+    ((exp, specs),) = plans[0]
+    assert {(s.option("controller"), s.option("pattern")) for s in specs} == {("pox", "heavy")}
+    record = json.loads((tmp_path / "results" / PRR / RECORD).read_text())
+    assert record["experiment"] == PRR and record["options"] == exp.chosen
+    assert (record["options"]["controller"], record["options"]["pattern"]) == ("pox", "heavy")
+    machine(monkeypatch, pox=False)
+    rebuilt = as_recorded(PrrFig2(None), tmp_path / "results" / PRR)
+    assert rebuilt.matrix(quick=True) == specs  # 4 runs, not the default 12 under os-ken
