@@ -15,8 +15,11 @@ A claim is one of three kinds, named by the check it carries:
   is at or above every other run), `Below` (one setting's column below
   another's), `NeverDominates`, `EveryGroup` (in every cell of a matrix, the
   medians over its trials stand in a relation: two columns, a column and a
-  constant, or one column in two settings of the same cell);
-- shape: `Monotone` (a column rises with another), `Saturation`.
+  constant, or one column in two settings of the same cell), `OnFrontier` (a
+  protocol on the population's throughput-delay frontier), `RankChanges` (an
+  order by a column not kept from one setting to another);
+- shape: `Monotone` (a column rises or falls with another, within each group),
+  `Saturation`.
 
 Verdicts: PASS, FAIL, NOT RUN (the runs it needs are not on record, or the
 claim holds for another mode than the one run; the result says why). A claim
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from analysis.frontier import RegionPoint, position
 from core.results import write_json
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
@@ -413,17 +417,23 @@ class NeverDominates(Check):
 @dataclass(frozen=True)
 class Slack:
     """How much a rising series may dip from one point to the next: the wider of
-    a fraction of the previous value and an absolute amount."""
+    a fraction of the previous value and an absolute amount. With `of_lower_value`
+    the fraction is of the value it dips to (a dip of 10% of the lower value is a
+    rise of 10% over it, read the other way)."""
 
     relative: float = 0.0
     absolute: float = 0.0
     unit: str = ""
+    of_lower_value: bool = False
 
     def allows(self, previous: float, current: float) -> bool:
-        return current >= previous - max(abs(previous) * self.relative, self.absolute)
+        base = current if self.of_lower_value else previous
+        return current >= previous - max(abs(base) * self.relative, self.absolute)
 
     def text(self) -> str:
-        parts = [f"{self.relative * 100:g}%"] if self.relative else []
+        parts = [f"{self.relative * 100:g}%"
+                 + (" of the lower value" if self.of_lower_value else "")] \
+            if self.relative else []
         parts += [f"{self.absolute:g}{self.unit}"] if self.absolute else []
         return " or ".join(parts) or "none"
 
@@ -433,7 +443,9 @@ class Monotone(Check):
     """`y` does not fall as `x` rises (each point at least the previous minus the slack),
     over the rows matching `where`, averaged per x; needs at least `min_points`. With
     `falling`, `y` does not rise as `x` rises (read from the highest x down, it does not
-    fall)."""
+    fall). With `group_by`, the series is each group's own (e.g. one per value of another
+    parameter): a group with fewer than `min_points` values of x is left out, and every
+    other must hold."""
 
     x: str
     y: str
@@ -441,25 +453,53 @@ class Monotone(Check):
     where: Where = ()
     min_points: int = 3
     falling: bool = False
+    group_by: tuple[str, ...] = ()
     kind: str = field(default=SHAPE, init=False)
 
     def evaluate(self, rows: Sequence[Row]) -> Outcome:
-        by_x: dict[float, list[Row]] = {}
+        groups: dict[tuple, dict[float, list[Row]]] = {}
         for row in _select(rows, self.where):
             x, y = _number(row.get(self.x)), _number(row.get(self.y))
             if x is not None and y is not None:
-                by_x.setdefault(x, []).append(row)
-        if len(by_x) < self.min_points:
-            return Outcome(NOT_RUN, "-", (), f"{len(by_x)} values of {self.x} finished, "
-                           f"the shape needs {self.min_points}")
+                key = tuple(row.get(g) for g in self.group_by)
+                groups.setdefault(key, {}).setdefault(x, []).append(row)
+        if not self.group_by:
+            by_x = groups.get((), {})
+            if len(by_x) < self.min_points:
+                return Outcome(NOT_RUN, "-", (), f"{len(by_x)} values of {self.x} finished, "
+                               f"the shape needs {self.min_points}")
+            series, dips = self._series(by_x, "")
+            ours = (f"{len(series)} points, {_fmt(series[0][1])} .. {_fmt(series[-1][1])}"
+                    + (f", {len(dips)} dip(s)" if dips else ", no dip"))
+            return Outcome(FAIL if dips else PASS, ours,
+                           tuple(r for rs in by_x.values() for r in rs), "; ".join(dips))
+        counted: list[tuple[str, dict[float, list[Row]]]] = []
+        short: list[tuple[str, dict[float, list[Row]]]] = []
+        for key, by_x in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            name = " ".join(f"{g}={v}" for g, v in zip(self.group_by, key))
+            (counted if len(by_x) >= self.min_points else short).append((name, by_x))
+        if not counted:
+            return Outcome(NOT_RUN, "-", (), f"no {'/'.join(self.group_by)} has "
+                           f"{self.min_points} values of {self.x} finished")
+        failures: list[str] = []
+        used: list[Row] = []
+        for name, by_x in counted:
+            failures += self._series(by_x, f"{name}: ")[1]
+            used += [r for rs in by_x.values() for r in rs]
+        ours = f"{len(counted)} groups" + (f", {len(failures)} dip(s)" if failures
+                                           else ", no dip")
+        notes = ([f"fails on {'; '.join(failures)}"] if failures else []) + \
+            ([f"left out: {'; '.join(n for n, _ in short)}"] if short else [])
+        return Outcome(FAIL if failures else PASS, ours, tuple(used), ". ".join(notes))
+
+    def _series(self, by_x: Mapping[float, list[Row]], prefix: str
+                ) -> tuple[list[tuple[float, float]], list[str]]:
+        """The mean of y per x in reading order, and its dips beyond the slack."""
         series = [(x, statistics.fmean(_value(r, self.y) for r in rs))
                   for x, rs in sorted(by_x.items(), reverse=self.falling)]
-        dips = [f"{self.y} {_fmt(b)} at {self.x}={x1:g} after {_fmt(a)} at {x0:g}"
+        dips = [f"{prefix}{self.y} {_fmt(b)} at {self.x}={x1:g} after {_fmt(a)} at {x0:g}"
                 for (x0, a), (x1, b) in zip(series, series[1:]) if not self.slack.allows(a, b)]
-        used = tuple(r for rs in by_x.values() for r in rs)
-        ours = (f"{len(series)} points, {_fmt(series[0][1])} .. {_fmt(series[-1][1])}"
-                + (f", {len(dips)} dip(s)" if dips else ", no dip"))
-        return Outcome(FAIL if dips else PASS, ours, used, "; ".join(dips))
+        return series, dips
 
 
 @dataclass(frozen=True)
@@ -543,6 +583,90 @@ class HighestPerGroup(Check):
         return Outcome(FAIL if failures else PASS,
                        f"holds on {complete - len(failures)} of {complete}", tuple(used),
                        ". ".join(notes), float(complete - len(failures)))
+
+
+@dataclass(frozen=True)
+class OnFrontier(Check):
+    """The row whose `name_column` is `subject` is a vertex of the population's frontier
+    (analysis/frontier.py: the upper-left convex hull of throughput against log delay), or
+    its throughput falls short of the frontier's at its delay by at most `max_shortfall`."""
+
+    subject: str
+    max_shortfall: float
+    name_column: str = "name"
+    delay: str = "p95_e2e_delay_ms"
+    throughput: str = "throughput_mbps"
+    kind: str = field(default=ORDERING, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        used = [r for r in rows if (d := _number(r.get(self.delay))) is not None and d > 0
+                and _number(r.get(self.throughput)) is not None]
+        points = [RegionPoint(str(r[self.name_column]), _value(r, self.delay),
+                              _value(r, self.throughput)) for r in used]
+        if not any(p.name == self.subject for p in points):
+            return Outcome(NOT_RUN, "-", (), f"no finished run of {self.subject}")
+        pos = position(points, self.subject)
+        where = ("a vertex of the frontier" if pos.vertex else
+                 f"{pos.shortfall * 100:.1f}% below the frontier"
+                 + ("" if pos.efficient else ", dominated"))
+        ours = f"{where} (population {len(points)})"
+        ok = pos.vertex or pos.shortfall <= self.max_shortfall
+        return Outcome(PASS if ok else FAIL, ours, tuple(used), "" if ok else ours)
+
+    def own_tolerance_text(self) -> str:
+        return (f"a vertex of the convex frontier, or at most {self.max_shortfall * 100:g}% "
+                f"below the frontier's {self.throughput} at its {self.delay}")
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+    def ranks(values: Sequence[float]) -> list[float]:
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        out = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return out
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    den = math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
+    return cov / den if den else 1.0
+
+
+@dataclass(frozen=True)
+class RankChanges(Check):
+    """The rows' order by `column` in one setting is not kept in another: Spearman's rho
+    between `<before>_<column>` and `<after>_<column>` (e.g. train_score and test_score, one
+    row per protocol) is below `max_rho`, over at least `min_protocols` rows with both."""
+
+    column: str
+    max_rho: float
+    min_protocols: int = 5
+    before: str = "train"
+    after: str = "test"
+    kind: str = field(default=ORDERING, init=False)
+
+    def evaluate(self, rows: Sequence[Row]) -> Outcome:
+        first, second = f"{self.before}_{self.column}", f"{self.after}_{self.column}"
+        used = [r for r in rows if _number(r.get(first)) is not None
+                and _number(r.get(second)) is not None]
+        if len(used) < self.min_protocols:
+            return Outcome(NOT_RUN, "-", (), f"{len(used)} protocols on both traces, "
+                           f"{self.min_protocols} needed")
+        rho = spearman([_value(r, first) for r in used], [_value(r, second) for r in used])
+        ours = f"Spearman rho {rho:.2f} over {len(used)} protocols"
+        ok = rho < self.max_rho
+        return Outcome(PASS if ok else FAIL, ours, tuple(used), "" if ok else ours, rho)
+
+    def own_tolerance_text(self) -> str:
+        return (f"Spearman's rho between {self.before} and {self.after} {self.column} below "
+                f"{self.max_rho:g} (at least {self.min_protocols} protocols)")
 
 
 RELATIONS = ("<=", "<", ">=", ">", "~")
@@ -632,7 +756,7 @@ class EveryGroup(Check):
             sign = ("" if not self.slack else
                     f" {'+' if self.slack > 0 else '-'} {abs(self.slack):g}")
             text = f"{left} {self.op} {right}{sign}"
-        text += " in every cell (medians over trials)"
+        text += " in every cell (medians over trials)" if self.group_by else " (medians)"
         if self.strictly_once:
             text += ", and > in at least one"
         return text
@@ -663,16 +787,18 @@ class EveryGroup(Check):
             used += list(sides[0]) + [r for r in sides[1] if r not in sides[0]]
             ok = self._holds(a, scale * b)
             strict = strict or a > scale * b
+            compared = f"{_fmt(a)} vs {_fmt(b)}" + (f" x {scale:.2f}" if scale != 1 else "")
             if not ok:
-                name = " ".join(str(k) for k in key)
-                failures.append(f"{name}: {_fmt(a)} vs {_fmt(b)}"
-                                + (f" x {scale:.2f}" if scale != 1 else ""))
+                name = " ".join(str(k) for k in key) or "all runs"
+                failures.append(f"{name}: {compared}")
         if not counted:
             what = " ".join(f"{k}={v}" for k, v in self.where) or "any run"
             return Outcome(NOT_RUN, "-", (), f"no cell with {what} has the values it needs"
                            + (f" ({self.pair.subject} and {self.pair.against} both run)"
                               if self.pair else ""))
-        ours = f"holds in {counted - len(failures)} of {counted} cells"
+        # One group (no group_by): its two values say more than a count.
+        ours = (compared if not self.group_by else
+                f"holds in {counted - len(failures)} of {counted} cells")
         if failures:
             return Outcome(FAIL, ours, tuple(used), "fails in " + "; ".join(failures))
         if self.strictly_once and not strict:
@@ -717,7 +843,9 @@ class Claim:
         if isinstance(check, LowestPerGroup):
             return f"within {check.slack * 100:g}% of the lowest"
         if isinstance(check, Monotone):
-            return f"a dip of {check.slack.text()} between neighbours"
+            return (f"a dip of {check.slack.text()} between neighbours"
+                    + (f", read from the highest {check.x} down" if check.falling else "")
+                    + (f", within each {'/'.join(check.group_by)}" if check.group_by else ""))
         if isinstance(check, HighestPerGroup):
             return (f"at or above every other run, less {check.slack:g}" if check.slack
                     else "at or above every other run (strict)")

@@ -49,14 +49,14 @@ class LogFormatError(ValueError):
     """A log that is not in mahimahi's format; the message names file and line."""
 
 
-@dataclass(frozen=True, eq=False)
-class LinkLog:
-    """One direction's link log. Times are ms after the base timestamp."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Events:
+    """Events split by kind, one array per field: of one chunk while parsing, of the
+    whole log in a LinkLog. Times are ms after the base timestamp."""
 
-    source: str
-    base_timestamp_ms: int
-    header: dict[str, str]
-    header_lines: tuple[str, ...]
+    ARRAYS = ("arrival_time", "arrival_size", "drop_time", "drop_count", "drop_bytes",
+              "opportunity_time", "opportunity_bytes", "departure_time", "departure_size",
+              "departure_delay")
     arrival_time: np.ndarray
     arrival_size: np.ndarray
     drop_time: np.ndarray
@@ -71,6 +71,16 @@ class LinkLog:
     # order and the largest time over those lines (`d` lines are not counted).
     first_event_ms: int | None = None
     last_event_ms: int | None = None
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class LinkLog(_Events):
+    """One direction's link log: its events and its header."""
+
+    source: str
+    base_timestamp_ms: int
+    header: dict[str, str]
+    header_lines: tuple[str, ...]
     truncated: bool = False
 
     @property
@@ -135,27 +145,6 @@ def _concat(arrays: list[np.ndarray]) -> np.ndarray:
     if not arrays:
         return np.zeros(0, dtype=np.int64)
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-
-
-@dataclass(frozen=True, eq=False)
-class _Events:
-    """The events of one chunk, split by kind (the LinkLog array fields)."""
-
-    ARRAYS = ("arrival_time", "arrival_size", "drop_time", "drop_count", "drop_bytes",
-              "opportunity_time", "opportunity_bytes", "departure_time", "departure_size",
-              "departure_delay")
-    arrival_time: np.ndarray
-    arrival_size: np.ndarray
-    drop_time: np.ndarray
-    drop_count: np.ndarray
-    drop_bytes: np.ndarray
-    opportunity_time: np.ndarray
-    opportunity_bytes: np.ndarray
-    departure_time: np.ndarray
-    departure_size: np.ndarray
-    departure_delay: np.ndarray
-    first_event_ms: int | None
-    last_event_ms: int | None
 
 
 # Work in pieces of a few MB: the temporaries stay small and are reused, which

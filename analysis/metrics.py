@@ -155,37 +155,14 @@ def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0, from_ms: int = 0) ->
         raise MetricsError(f"{log.source}: departure at {int(log.departure_time[bad])} ms "
                            f"has delay {int(log.departure_delay[bad])} ms, so it arrived "
                            "before the base timestamp; the log is corrupt")
-    duration_s = duration_ms / 1000.0
-
-    def mbps(n_bytes: int) -> float:
-        return 8.0 * n_bytes / duration_s / 1e6
-
-    capacity = mbps(int(log.opportunity_bytes.sum()))
-    throughput = mbps(dep_bytes)
-    signal = float(p95_signal_delay_ms(arrival, log.departure_delay))
-    e2e = signal + float(fixed_delay_ms)
-    return LinkMetrics(
-        duration_s=duration_s,
-        capacity_mbps=capacity,
-        ingress_mbps=mbps(arr_bytes),
-        throughput_mbps=throughput,
-        utilization=throughput / capacity if capacity > 0 else None,
+    return _from_counts(
+        duration_s=duration_ms / 1000.0, opportunity_bytes=int(log.opportunity_bytes.sum()),
+        arrived=(int(log.arrival_time.size), arr_bytes),
+        departed=(int(log.departure_time.size), dep_bytes),
+        dropped=(int(log.drop_count.sum()), int(log.drop_bytes.sum())),
         p95_queue_delay_ms=float(p95(log.departure_delay)),
-        p95_signal_delay_ms=signal,
-        signal_delay_first_ms=int(arrival.min()),
-        signal_delay_last_ms=int(arrival.max()),
-        fixed_delay_ms=float(fixed_delay_ms),
-        p95_e2e_delay_ms=e2e,
-        power=throughput / (signal / 1000.0) if signal > 0 else None,
-        score=contest_score(throughput, e2e),
-        arrived_packets=int(log.arrival_time.size),
-        arrived_bytes=arr_bytes,
-        departed_packets=int(log.departure_time.size),
-        departed_bytes=dep_bytes,
-        dropped_packets=int(log.drop_count.sum()),
-        dropped_bytes=int(log.drop_bytes.sum()),
-        loss=1.0 - dep_bytes / arr_bytes if arr_bytes > 0 else None,
-    )
+        signal_ms=float(p95_signal_delay_ms(arrival, log.departure_delay)),
+        signal_span=(int(arrival.min()), int(arrival.max())), fixed_delay_ms=fixed_delay_ms)
 
 
 def _scored_from(log: LinkLog, fixed_delay_ms: float, from_ms: int) -> LinkMetrics:
@@ -202,44 +179,59 @@ def _scored_from(log: LinkLog, fixed_delay_ms: float, from_ms: int) -> LinkMetri
     if not scored.any():
         raise NoDeliveries(f"{log.source}: no packet arrived at the link after {from_ms} ms "
                            "(the scored part of the run): there is no delay to report")
-    duration_s = (log.last_event_ms - start) / 1000.0
-
-    def mbps(n_bytes: int) -> float:
-        return 8.0 * n_bytes / duration_s / 1e6
-
     departed = log.departure_time >= start
     arrived = log.arrival_time >= start
-    dep_bytes = int(log.departure_size[departed].sum())
-    arr_bytes = int(log.arrival_size[arrived].sum())
     if not departed.any():
         raise NoDeliveries(f"{log.source}: no packet left the link after {from_ms} ms (the "
                            "scored part of the run): there is no throughput to report")
-    capacity = mbps(int(log.opportunity_bytes[log.opportunity_time >= start].sum()))
-    throughput = mbps(dep_bytes)
-    signal = float(p95(values[scored]))
-    e2e = signal + float(fixed_delay_ms)
     dropped = log.drop_time >= start
+    return _from_counts(
+        duration_s=(log.last_event_ms - start) / 1000.0,
+        opportunity_bytes=int(log.opportunity_bytes[log.opportunity_time >= start].sum()),
+        arrived=(int(arrived.sum()), int(log.arrival_size[arrived].sum())),
+        departed=(int(departed.sum()), int(log.departure_size[departed].sum())),
+        dropped=(int(log.drop_count[dropped].sum()), int(log.drop_bytes[dropped].sum())),
+        p95_queue_delay_ms=float(p95(log.departure_delay[departed])),
+        signal_ms=float(p95(values[scored])),
+        signal_span=(int(axis[scored][0]), full.signal_delay_last_ms),
+        fixed_delay_ms=fixed_delay_ms)
+
+
+def _from_counts(*, duration_s: float, opportunity_bytes: int, arrived: tuple[int, int],
+                 departed: tuple[int, int], dropped: tuple[int, int],
+                 p95_queue_delay_ms: float, signal_ms: float, signal_span: tuple[int, int],
+                 fixed_delay_ms: float) -> LinkMetrics:
+    """The metrics from what was counted over `duration_s`: opportunity bytes, (packets,
+    bytes) arrived, departed and dropped, the p95 queueing and signal delays and the ms the
+    signal delay is defined on; rates, utilization, end-to-end delay, power, score and loss
+    follow."""
+    def mbps(n_bytes: int) -> float:
+        return 8.0 * n_bytes / duration_s / 1e6
+
+    capacity = mbps(opportunity_bytes)
+    throughput = mbps(departed[1])
+    e2e = signal_ms + float(fixed_delay_ms)
     return LinkMetrics(
         duration_s=duration_s,
         capacity_mbps=capacity,
-        ingress_mbps=mbps(arr_bytes),
+        ingress_mbps=mbps(arrived[1]),
         throughput_mbps=throughput,
         utilization=throughput / capacity if capacity > 0 else None,
-        p95_queue_delay_ms=float(p95(log.departure_delay[departed])),
-        p95_signal_delay_ms=signal,
-        signal_delay_first_ms=int(axis[scored][0]),
-        signal_delay_last_ms=full.signal_delay_last_ms,
+        p95_queue_delay_ms=p95_queue_delay_ms,
+        p95_signal_delay_ms=signal_ms,
+        signal_delay_first_ms=signal_span[0],
+        signal_delay_last_ms=signal_span[1],
         fixed_delay_ms=float(fixed_delay_ms),
         p95_e2e_delay_ms=e2e,
-        power=throughput / (signal / 1000.0) if signal > 0 else None,
+        power=throughput / (signal_ms / 1000.0) if signal_ms > 0 else None,
         score=contest_score(throughput, e2e),
-        arrived_packets=int(arrived.sum()),
-        arrived_bytes=arr_bytes,
-        departed_packets=int(departed.sum()),
-        departed_bytes=dep_bytes,
-        dropped_packets=int(log.drop_count[dropped].sum()),
-        dropped_bytes=int(log.drop_bytes[dropped].sum()),
-        loss=1.0 - dep_bytes / arr_bytes if arr_bytes > 0 else None,
+        arrived_packets=arrived[0],
+        arrived_bytes=arrived[1],
+        departed_packets=departed[0],
+        departed_bytes=departed[1],
+        dropped_packets=dropped[0],
+        dropped_bytes=dropped[1],
+        loss=1.0 - departed[1] / arrived[1] if arrived[1] > 0 else None,
     )
 
 

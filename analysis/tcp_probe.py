@@ -10,10 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from schemes.tcp_probe_format import (CA_CWR, CA_DISORDER, CA_LOSS, CA_OPEN,  # noqa: F401
-                                      CA_RECOVERY, CONG_STATE_COLUMNS, CONG_STATE_FILE,
-                                      PROBE_COLUMNS, PROBE_FILE, CongStateChange,
-                                      ProbeFormatError)
+from schemes.tcp_probe_format import (CONG_STATE_COLUMNS, CONG_STATE_FILE, PROBE_COLUMNS,
+                                      PROBE_FILE, CongStateChange, ProbeFormatError)
 
 
 @dataclass(frozen=True, eq=False)

@@ -79,10 +79,12 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
     from app.runner import MatrixRunner, print_summary
+    from experiments.recorded_options import pinned, record_plans
     from experiments.registry import all_experiments
     _require_root()
     traces = _traces(args, paths)
-    experiments = _chosen_experiments(args, traces)
+    # Every choice the machine makes (--controller auto...) decided once, planned from, recorded.
+    experiments = [pinned(exp) for exp in _chosen_experiments(args, traces)]
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     jobs = _jobs(args, paths)
     backend = _cluster(args, paths, traces, jobs)  # None without --cluster
@@ -90,6 +92,7 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
                           force=args.force, redo_late=args.redo_late, backend=backend)
     if args.quick:
         _print_full_mode_estimate(experiments, args.trials, runner)
+    record_plans(paths.results_dir, experiments)  # what verify and report judge them by
     try:
         results = runner.run_plan(plan)
     finally:
@@ -214,11 +217,17 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
+    from experiments.recorded_options import RecordError, as_recorded
     from experiments.registry import all_experiments
     experiments = all_experiments(_traces(args, paths))
     status = EXIT_OK
     for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
+        try:  # the plan its runs were made for, not this machine's choices
+            exp = as_recorded(exp, store.root) if store.root.is_dir() else exp
+        except RecordError as e:
+            print(f"{exp.name}: figures not redrawn, the plan is unknown: {e}", flush=True)
+            continue
         if not _refresh(store, exp):
             status = EXIT_FAILED  # some run's metrics could not be computed (listed above)
         for f in exp.make_figures(store, store.root):

@@ -14,7 +14,9 @@ makes the scheduler give the run to another worker (its `allowed-failures`,
 not a task retry, which would rerun a run that failed on its own. A finished
 run comes home as an archive, verified and committed once by its id
 (app/run_archive.py). Ctrl-C sets the session's stop event: every worker stops
-its runs (their networks torn down) and the client waits for them.
+its runs (their networks torn down) and the client waits for them. A contest
+submission's trial also carries the submission's sources and their hash, and
+asks for a worker that can build it (app/cluster_submission.py).
 """
 from __future__ import annotations
 
@@ -26,18 +28,20 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import CancelledError
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from app.cluster_worker import (CC, CODE, RUNS, STARTED_TOPIC, STOP_EVENT, TRACE, RemoteResult,
-                                RemoteTask, capabilities, file_sha256, trace_resource)
+from app.cluster_submission import ShippedSubmission
+from app.cluster_worker import (CC, CODE, CONTEST_BUILD, RUNS, STARTED_TOPIC, STOP_EVENT, TRACE,
+                                RemoteResult, RemoteTask, capabilities, file_sha256,
+                                trace_resource)
 from app.run_archive import ArchiveError, Committer
 from app.validation import InvalidValue
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
-from core.traces import TraceSet
+from core.traces import TraceError, TraceSet
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +78,9 @@ def parse_cluster(text: str) -> ClusterChoice:
 
 
 def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dict[str, str]]:
-    """(the worker resources the run asks for, traces given by path -> their sha256)."""
+    """(the worker resources the run asks for, traces not in the manifest -> their sha256).
+
+    Raises TraceError or OSError when such a trace cannot be read here."""
     from schemes.registry import TCP_VARIANTS
     needs: dict[str, float] = {RUNS: 1, CODE + code_version(): 1}
     files: dict[str, str] = {}
@@ -84,13 +90,15 @@ def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dic
         entry = traces.manifest.get(trace)
         if entry is not None:
             needs[trace_resource(trace, entry.git_blob_sha1)] = 1
-        else:
-            files[trace] = file_sha256(Path(trace))
+        else:  # a path, or a name found in a trace directory: the worker checks its hash
+            files[trace] = file_sha256(traces.resolve(trace))
     if spec.scheme in TCP_VARIANTS:
         needs[CC + spec.scheme] = 1
         impl = spec.param("cc_impl")
         if impl in ("kernel", "ebpf"):
             needs[f"{CC}{spec.scheme}:{impl}"] = 1
+    if spec.scheme == "submission":
+        needs[CONTEST_BUILD] = 1
     return needs, files
 
 
@@ -115,9 +123,23 @@ def unservable(needs: Mapping[str, float],
             parts.append(f"trace {k[len(TRACE):]} (name@hash; run ./setup/install.sh there)")
         elif k.startswith(CC):
             parts.append(f"congestion control {k[len(CC):]} (see ./repro doctor there)")
+        elif k == CONTEST_BUILD:
+            parts.append("contest builds (the sandbox user and our native libraries: "
+                         "./setup/install.sh there, then restart its `repro worker`)")
         else:
             parts.append(k)
     return "no worker can serve this run: none has " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class RemoteOutcome:
+    """One run through the cluster, as the client saw it end."""
+    ok: bool
+    reason: str  # why it did not finish
+    late: bool = False  # finished with the emulator late
+    path: Path | None = None  # the committed run, or its artifacts in failed/
+    worker: dict[str, Any] = field(default_factory=dict)  # who ran (and built) it
+    build_log: str = ""  # contest submit: the worker's build, as it printed
 
 
 def _import_distributed() -> Any:
@@ -157,22 +179,31 @@ class ClusterBackend:
 
     def run(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]:
         """(finished, the reason it did not, finished with the emulator late)."""
+        outcome = self.run_remote(experiment, spec)
+        return outcome.ok, outcome.reason, outcome.late
+
+    def run_remote(self, experiment: str, spec: RunSpec,
+                   submission: ShippedSubmission | None = None) -> RemoteOutcome:
+        """One run on a worker (a contest trial with its submission's sources), home."""
         from distributed.scheduler import KilledWorker
         if self._stopping.is_set():
-            return False, "not started: interrupted", False
+            return RemoteOutcome(False, "not started: interrupted")
         try:
             needs, files = requirements(spec, self.traces)
         except OSError as e:
-            return False, f"trace {e.filename}: {e.strerror}", False
+            return RemoteOutcome(False, f"trace {e.filename}: {e.strerror}")
+        except TraceError as e:
+            return RemoteOutcome(False, str(e))
         why = unservable(needs, self.workers())
         if why:
-            return False, why, False
-        task = RemoteTask(experiment, spec.to_dict(), code_version(), self.session, files)
+            return RemoteOutcome(False, why)
+        task = RemoteTask(experiment, spec.to_dict(), code_version(), self.session, files,
+                          submission)
         key = f"netrepro-run-{spec.run_id()}"
         from app.cluster_worker import execute_remote
         with self._lock:
             if self._stopping.is_set():
-                return False, "not started: interrupted", False
+                return RemoteOutcome(False, "not started: interrupted")
             future = self.client.submit(execute_remote, task, key=key, resources=needs,
                                         pure=False, retries=0)
             self._futures[key] = future
@@ -180,36 +211,44 @@ class ClusterBackend:
             result: RemoteResult = future.result()
         except KilledWorker as e:
             self.killed.append(spec.label())
-            return False, (f"its worker died with it more often than the scheduler's "
-                           f"allowed-failures permits (KilledWorker: {e})"), False
+            allowed = getattr(e, "allowed_failures", None)
+            how = (f"{allowed + 1} time(s), more than the scheduler's allowed-failures "
+                   f"({allowed})" if isinstance(allowed, int) else
+                   "more often than the scheduler's allowed-failures")
+            return RemoteOutcome(False, f"its workers died with it {how} permits; nothing "
+                                 f"came home (KilledWorker: {e})")
         except CancelledError:
-            return False, "interrupted by the user (Ctrl-C): cancelled", False
+            return RemoteOutcome(False, "interrupted by the user (Ctrl-C): cancelled")
         except Exception as e:
-            return False, f"the cluster failed the run: {type(e).__name__}: {e}", False
+            return RemoteOutcome(False, f"the cluster failed the run: {type(e).__name__}: {e}")
         finally:
             with self._lock:
                 self._futures.pop(key, None)
         return self._take_home(experiment, spec, result)
 
-    def _take_home(self, experiment: str, spec: RunSpec,
-                   result: RemoteResult) -> tuple[bool, str, bool]:
+    def _take_home(self, experiment: str, spec: RunSpec, result: RemoteResult) -> RemoteOutcome:
         host = str(result.worker.get("host", "?"))
+        where: dict[str, Any] = {"worker": result.worker, "build_log": result.build_log}
         if result.ok and result.archive is not None:
             try:
-                self.committer.commit_run(experiment, spec, result.archive, result.worker)
+                path, _ = self.committer.commit_run(experiment, spec, result.archive,
+                                                    result.worker)
             except (ArchiveError, OSError, ValueError) as e:
-                return False, f"came home from {host} unusable, not committed: {e}", False
+                return RemoteOutcome(False, f"came home from {host} unusable, not committed: "
+                                     f"{e}", **where)
             self.workers_used[host] += 1
-            return True, result.reason, result.late
+            return RemoteOutcome(True, result.reason, result.late, path, **where)
         if result.ok:
-            return False, f"finished on {host} but its folder did not come home", False
+            return RemoteOutcome(False, f"finished on {host} but its folder did not come home",
+                                 **where)
+        failed = None
         if result.archive is not None:
             try:
-                self.committer.commit_failure(experiment, spec, result.archive,
-                                              result.worker, result.reason)
+                failed = self.committer.commit_failure(experiment, spec, result.archive,
+                                                       result.worker, result.reason)
             except (ArchiveError, OSError, ValueError) as e:
                 log.warning("the failed run's artifacts from %s were not kept: %s", host, e)
-        return False, f"{result.reason} (on {host})", False
+        return RemoteOutcome(False, f"{result.reason} (on {host})", False, failed, **where)
 
     def stop(self) -> None:
         """Ctrl-C: the workers stop the runs in flight (their networks torn down); wait."""
@@ -255,7 +294,9 @@ class ClusterBackend:
             lines.append(f"cluster {s['cluster']}: {s['committed']} runs came home "
                          f"({', '.join(f'{h}: {n}' for h, n in s['by_host'].items()) or '-'}); "
                          f"{s['rescheduled']} given to another worker after theirs died; "
-                         f"{s['duplicates']} arrived twice (committed once)")
+                         f"{s['duplicates']} arrived twice (committed once)"
+                         + (f"; {s['killed_worker']} failed with KilledWorker (their workers "
+                            "died beyond allowed-failures)" if s["killed_worker"] else ""))
             for label in self.committer.duplicates:
                 lines.append(f"  arrived twice, committed once: {label}")
         finally:

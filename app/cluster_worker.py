@@ -5,7 +5,10 @@ At start-up a worker reports what it can serve as Dask worker resources:
 version, every known trace it holds verified (name and hash), and each
 congestion control it can provide. A run asks for one `runs` and for each of
 the others it needs, so the scheduler never gives it to a worker that would run
-it on different code, traces or congestion controls.
+it on different code, traces or congestion controls. A worker that can build
+contest submissions (a sandbox user, our libraries built) reports `contest-build`;
+a trial of `contest submit --cluster` carries the submission's sources and
+their hash and is built there first (app/cluster_submission.py).
 
 A run executes as it does locally, in a `repro _execute` child process, but into
 a folder of its own attempt (var/cluster/attempts/<worker pid>-<random>/): a
@@ -36,10 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.cluster_submission import ShippedSubmission, build_on_worker, cannot_build
 from app.run_archive import RunArchive, pack
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import FAILED, pid_alive
+from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
 
 log = logging.getLogger(__name__)
@@ -48,6 +53,7 @@ RUNS = "runs"  # the resource every run takes one of
 CODE = "code:"  # + the code version (core/code_version.py)
 TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
 CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
+CONTEST_BUILD = "contest-build"  # the worker builds contest submissions
 STOP_EVENT = "netrepro-stop-"  # + the client's session id: set on Ctrl-C
 STARTED_TOPIC = "netrepro-run-started"  # worker events: one per attempt started
 CHILD_EXIT_GRACE_S = 30.0
@@ -76,6 +82,8 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
         if provider is not None:
             tokens.append(CC + variant)
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")
+    if cannot_build(paths) is None:
+        tokens.append(CONTEST_BUILD)
     resources: dict[str, float] = {RUNS: float(jobs)}
     resources.update({t: float(jobs) for t in tokens})
     return resources
@@ -101,8 +109,11 @@ class RemoteTask:
     spec: dict[str, Any]
     code_version: str
     session: str
-    # Traces given by path: path -> sha256 of the content the client has (checked here).
+    # Traces not in the manifest (a path, or a name found in a trace directory) -> the
+    # sha256 of the content the client has; the worker resolves each and compares.
     trace_files: dict[str, str] = field(default_factory=dict)
+    # contest submit: the submission's sources and hash, built on the worker first.
+    submission: ShippedSubmission | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,7 @@ class RemoteResult:
     archive: RunArchive | None
     worker: dict[str, Any]
     wall_s: float = 0.0
+    build_log: str = ""  # contest submit: the build's commands and what they printed
 
 
 def file_sha256(path: Path) -> str:
@@ -144,26 +156,41 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
     if task.code_version != code_version():
         return RemoteResult(False, f"the worker's code version is {code_version()}, the run "
                             f"needs {task.code_version}: not run", False, None, facts)
-    for path, sha in task.trace_files.items():
+    if task.trace_files:  # looked up as the run process will (NETREPRO_TRACES first)
         try:
-            mine = file_sha256(Path(path))
-        except OSError as e:
-            return RemoteResult(False, f"trace {path} is not on worker {facts['host']} "
-                                f"({e.strerror}): not run", False, None, facts)
+            traces = TraceSet.for_project(paths.root)
+        except TraceError as e:
+            return RemoteResult(False, f"worker {facts['host']} cannot look traces up: {e}",
+                                False, None, facts)
+    for trace, sha in task.trace_files.items():
+        try:
+            mine = file_sha256(traces.resolve(trace))
+        except (TraceError, OSError) as e:
+            return RemoteResult(False, f"trace {trace} is not usable on worker "
+                                f"{facts['host']} ({e}): not run", False, None, facts)
         if mine != sha:
-            return RemoteResult(False, f"trace {path} on worker {facts['host']} differs from "
+            return RemoteResult(False, f"trace {trace} on worker {facts['host']} differs from "
                                 "the client's (sha256): not run", False, None, facts)
     stop = _StopWatch(task.session)
     if stop.requested():
         return RemoteResult(False, "not started: interrupted", False, None, facts)
-    _log_start(task, facts)
+    _log_start(task, facts)  # an attempt, from here (a worker dying in the build counts)
+    build_log = ""
+    if task.submission is not None:
+        digest = str(RunSpec.from_dict(task.spec).param("submission", ""))
+        built = build_on_worker(task.submission, digest, paths, host=facts["host"])
+        facts["build"] = built.facts
+        build_log = built.log
+        if not built.ok:
+            return RemoteResult(False, built.reason, False, None, facts, time.time() - started,
+                                build_log)
     attempt = attempts_dir(paths) / f"{os.getpid()}-{uuid.uuid4().hex[:10]}"
     results = attempt / "results"
     results.mkdir(parents=True)
     try:
         ok, reason, late, folder = _run_child(task, paths, results, stop)
         archive = pack(folder) if folder is not None and folder.is_dir() else None
-        return RemoteResult(ok, reason, late, archive, facts, time.time() - started)
+        return RemoteResult(ok, reason, late, archive, facts, time.time() - started, build_log)
     finally:
         shutil.rmtree(attempt, ignore_errors=True)
 
@@ -320,10 +347,11 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     resources = capabilities(paths, traces, jobs)
     trace_count = sum(k.startswith(TRACE) for k in resources)
     ccs = sorted(k[len(CC):] for k in resources if k.startswith(CC) and ":" not in k[len(CC):])
+    contest = "yes" if CONTEST_BUILD in resources else f"no ({cannot_build(paths)})"
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
           f"{code_version()}; {trace_count} traces verified; congestion controls "
-          f"{', '.join(ccs) or 'none'}; joining {scheduler}"
-          f", listening on {listen}", file=out, flush=True)
+          f"{', '.join(ccs) or 'none'}; builds contest submissions: {contest}; joining "
+          f"{scheduler}, listening on {listen}", file=out, flush=True)
 
     async def serve() -> None:
         async with loopback_nanny()(scheduler, nthreads=jobs, resources=resources,

@@ -1,7 +1,7 @@
 """`repro contest`: submit a controller to the contest, and redraw the leaderboards.
 
     repro contest submit DIR_OR_FILES [--name TEAM] [--trace training|validation|testing|NAME]
-                         [--trials N] [--json] [--force]
+                         [--trials N] [--json] [--force] [--cluster tcp://HOST:8786|local:N]
     repro contest board
 
 A submission is checked (schemes/submission.py: two files, one of the three API
@@ -9,11 +9,14 @@ generations), built as the sandbox user, run N times (3 by default, as the
 contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
+With --cluster the trials run side by side on Dask workers, each built there
+from the sources shipped with it (app/contest_cluster.py); nothing is compiled
+or run on the client.
 
 Exit status: 0 at least one trial scored; 1 the submission failed (does not
 compile, or no trial scored: the reasons are printed); 2 refused (bad files,
 API, name, trace, arguments); 3 the machine cannot run it (not root, sandbox
-user or native build missing).
+user or native build missing; with --cluster: no scheduler or Dask).
 """
 from __future__ import annotations
 
@@ -105,10 +108,16 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     team = team_name(args.name, args.sources)
     api = sources.api()
     trace, role = resolve_trace(args.trace, traces)
-    if os.geteuid() != 0:
-        raise SandboxUnavailable("contest submit needs root (it builds and runs the code as "
-                                 "an unprivileged user, in network namespaces): use sudo")
-    user = SandboxUser.lookup()
+    cluster = getattr(args, "cluster", None)
+    if cluster is None:
+        if os.geteuid() != 0:
+            raise SandboxUnavailable("contest submit needs root (it builds and runs the code "
+                                     "as an unprivileged user, in network namespaces): use "
+                                     "sudo, or --cluster to run it on workers")
+        user = SandboxUser.lookup()
+    elif cluster.startswith("local:") and os.geteuid() != 0:
+        raise SandboxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
+                                 "machine, as the sandbox user, which takes root: use sudo")
     digest = sources.digest
     root = paths.results_dir / EXPERIMENT
     folder = _new_folder(root, team, digest)
@@ -123,6 +132,8 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     print(f"submission  {team}: sources {digest}, API {GENERATIONS[api]}", file=out)
     print(f"trace       {trace}{f' ({role})' if role else ''}: {args.trials} trial(s) of the "
           "whole trace", file=out, flush=True)
+    if cluster is not None:
+        return _submit_on_cluster(args, paths, traces, root, folder, record, sources)
 
     built = build(sources, api, paths, user)
     (folder / "build.log").write_text(built.log + "\n")
@@ -150,13 +161,63 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
                 entry.update(_summary(outcome.metrics))
             else:
                 entry["reason"] = outcome.reason
-        if entry["ok"] and not isinstance(entry.get("score"), (int, float)):
-            entry.update(ok=False, reason="no score: the run has no throughput or delay")
+        _show(entry)  # a run without a score fails here
         record["trials"].append(entry)
-        text = _line(entry) if entry["ok"] else f"FAILED: {entry['reason']}"
-        print(f"trial {trial}     {text}{' (done before)' if entry.get('reused') else ''}",
-              file=out, flush=True)
+    return _score(args, paths, traces, root, folder, record)
 
+
+def _show(entry: dict[str, Any]) -> None:
+    if entry["ok"] and not isinstance(entry.get("score"), (int, float)):
+        entry.update(ok=False, reason="no score: the run has no throughput or delay")
+    text = _line(entry) if entry["ok"] else f"FAILED: {entry['reason']}"
+    where = f" (on {entry['worker']})" if entry.get("worker") else ""
+    print(f"trial {entry['trial']}     {text}{' (done before)' if entry.get('reused') else ''}"
+          f"{where}", flush=True)
+
+
+def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
+                       root: Path, folder: Path, record: dict[str, Any],
+                       sources: Sources) -> int:
+    """The trials on Dask workers, each built there from the sources it carries."""
+    from app.cluster import open_cluster
+    from app.contest_cluster import ClusterTrials, build_log_text, run_trials
+    from core.jobs import default_jobs
+    store = ExperimentStore(root)
+    reused, specs = [], []
+    for trial in range(1, args.trials + 1):
+        spec = contest_spec(EXPERIMENT, "submission", record["trace"], trial,
+                            {"submission": record["source_hash"]})
+        if store.is_done(spec) and not args.force:
+            run_dir = store.run_dir(spec)
+            entry = {"trial": trial, "ok": True, "run": os.path.relpath(run_dir, root),
+                     "reused": True, **_summary(read_json(run_dir / "metrics.json"))}
+            reused.append(entry)
+            _show(entry)
+        else:
+            specs.append(spec)
+    trials = ClusterTrials(entries=[])
+    if specs:
+        backend = open_cluster(args.cluster, paths, traces, default_jobs(paths.state_dir).jobs)
+        print(f"build       on the workers: the sources (sha256 {sources.sha256}) go with "
+              "each trial", flush=True)
+        try:
+            trials = run_trials(backend, store, sources, specs, _summary, _show)
+        finally:
+            for line in backend.close():
+                print(line, flush=True)
+    (folder / "build.log").write_text(build_log_text(trials, len(reused)) + "\n")
+    record["trials"] = sorted(reused + trials.entries, key=lambda t: int(t["trial"]))
+    record["cluster"] = args.cluster
+    if trials.build_failed and not any(t["ok"] for t in record["trials"]):
+        reason = trials.build_failed[0]
+        print(f"build failed: {reason}", file=sys.stderr)
+        record.update(status="build failed", reason=f"{reason} (see build.log)")
+        return _finish(args, paths, traces, root, folder, record, None)
+    return _score(args, paths, traces, root, folder, record)
+
+
+def _score(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root: Path,
+           folder: Path, record: dict[str, Any]) -> int:
     scored = [t for t in record["trials"] if t["ok"]]
     best = max(scored, key=lambda t: t["score"]) if scored else None
     if best is None:
@@ -210,6 +271,7 @@ def redraw(paths: ProjectPaths, traces: TraceSet) -> int:
 
 
 def main(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
+    from app.cluster import ClusterUnavailable
     try:
         if args.contest_command == "board":
             return redraw(paths, traces)
@@ -217,6 +279,6 @@ def main(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int
     except SubmissionRefused as e:
         print(f"refused: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except SandboxUnavailable as e:
+    except (SandboxUnavailable, ClusterUnavailable) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_PREREQ

@@ -32,4 +32,8 @@ def add_contest_parser(sub: Any) -> None:
                         help="rerun trials already done for these exact sources")
     submit.add_argument("--json", action="store_true",
                         help="end with one JSON object (the best trial's metrics)")
+    submit.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
+                             "local:N), each built on its worker from the sources shipped with "
+                             "it (docs/cluster.md)")
     actions.add_parser("board", help="redraw results/contest/leaderboard.html and its CSVs")

@@ -7,7 +7,8 @@ The archive (tar + xz) holds, under `netrepro-bundle/`:
   experiment its mode, runs and claim verdicts, and a sha256 and size per file;
 - `results/<experiment>/...`: every artifact of every finished and failed run
   (logs, meta.json, metrics.json, spec.json, DONE...), the figures, the CSVs,
-  claims.json/md;
+  claims.json/md, and options.json, the options the runs were planned with
+  (the checking machine judges them against it, experiments/recorded_options.py);
 - `traces/<name>`: the traces the runs used, so self-inflicted delays can be
   re-derived where the trace set is absent.
 
@@ -266,11 +267,16 @@ def verify_bundle(bundle: Path, experiments: Sequence[Experiment] | None,
         report.notes = notes + report.notes
         report.bundle_failed = bool(check.changed or check.missing or check.unsafe)
         for v in report.experiments:
+            for prefix in {f"{dest}/", f"{dest.resolve()}/"}:  # named as in the manifest
+                v.options_problem = v.options_problem.replace(prefix, "")
             before = (packed.get(v.name) or {}).get("claims") or {}
             now = {r.id: r.verdict for r in v.claims.results} if v.claims else {}
             changed = [f"{cid}: {before[cid]} when packed, {now[cid]} here"
                        for cid in sorted(before) if cid in now and now[cid] != before[cid]]
-            if changed:
+            if v.options_problem:
+                report.notes.append(f"  {v.name}: claims not evaluated here (the options its "
+                                    "runs were made with are not known, below)")
+            elif changed:
                 report.notes.append(f"  {v.name}: verdicts unlike the packing machine's: "
                                     + "; ".join(changed))
             elif before:

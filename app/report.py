@@ -17,13 +17,14 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
-from analysis.coverage import NOT_RUN as NOT_RUN_YET, short_reason
+from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, write_claims
+from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store
 from experiments.base import Experiment
+from experiments.recorded_options import RecordError, as_recorded
 
 TEMPLATES = Path(__file__).parent / "templates"
 OPEN_TABLE_ROWS = 12  # tables this short are shown open; longer ones folded
@@ -101,9 +102,18 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
     if not store.root.is_dir():
         return section
     records = finished_runs(store) if store.runs_dir.is_dir() else []
-    cov = exp.coverage(store)
-    claims = exp.claims_on(cov, exp.claim_rows(cov))
-    write_claims(claims, store.root)
+    problem = ""
+    try:  # judged against the options its runs were made with, not this machine's choices
+        exp = as_recorded(exp, store.root)
+    except RecordError as e:
+        problem = str(e)
+    if problem:  # the plan is unknown: nothing is judged, the stored claims.json stays
+        cov, claims = Coverage(quick=False, trials=1, cells=()), ClaimReport(exp.name, "", ())
+    else:
+        cov = exp.coverage(store)
+        claims = exp.claims_on(cov, exp.claim_rows(cov))
+        write_claims(claims, store.root)
+    section.update(options_problem=problem, options=dict(exp.chosen) if exp.options else {})
     main, panels = _figures(store, results)
     tables = []
     for csv_path in sorted(store.root.glob("*.csv")):
@@ -124,7 +134,8 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
              "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
              "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
     section.update(
-        present=True, mode="quick" if cov.quick else "full", planned=len(cov.cells),
+        present=True, mode="unknown" if problem else "quick" if cov.quick else "full",
+        planned=len(cov.cells),
         finished=sum(c.done for c in cov.cells), claims=claims.results,
         counts=claims.counts(), claims_md=f"{exp.name}/claims.md",
         claims_json=f"{exp.name}/claims.json", figures=main, panels=panels, tables=tables,

@@ -89,10 +89,13 @@ class Committer:
     started: float = field(default_factory=time.time)
     committed: dict[str, Path] = field(default_factory=dict)  # run id -> its folder
     duplicates: list[str] = field(default_factory=list)  # labels of runs that came again
+    # Stores of their own (contest submissions keep their runs in results/contest/runs,
+    # not in the shared pool); any other experiment's is its pool-sharing store.
+    stores: dict[str, ExperimentStore] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def store(self, experiment: str) -> ExperimentStore:
-        return experiment_store(self.results_dir, experiment)
+        return self.stores.get(experiment) or experiment_store(self.results_dir, experiment)
 
     def commit_run(self, experiment: str, spec: RunSpec, archive: RunArchive,
                    worker: dict[str, Any]) -> tuple[Path, bool]:

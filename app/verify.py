@@ -24,6 +24,7 @@ from core.code_version import analysis_version
 from core.results import DONE, ExperimentStore, experiment_store, pid_alive, read_json
 from core.traces import TraceSet
 from experiments.base import Experiment
+from experiments.recorded_options import RecordError, as_recorded
 from schemes.congestion_control import EBPF_PREFIX
 
 EXIT_OK, EXIT_FAILED, EXIT_UNCHECKED = 0, 1, 2
@@ -58,6 +59,9 @@ class ExperimentVerdict:
     deleted: list[str] = field(default_factory=list)  # named by claims.json, now gone
     changed_claims: list[str] = field(default_factory=list)  # verdicts unlike claims.json's
     claims: ClaimReport | None = None
+    # The options its runs were planned with (options.json), or why they are not known.
+    options: dict[str, Any] = field(default_factory=dict)
+    options_problem: str = ""
     providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
     lateness_p99_us: list[int] = field(default_factory=list)
     steal_pct: list[float] = field(default_factory=list)
@@ -79,12 +83,13 @@ class ExperimentVerdict:
     def problems(self) -> tuple[bool, bool]:
         """(something failed, something could not be checked)."""
         failed = self.count(DIFFERS) > 0 or self.claim_count(FAIL) > 0
-        unchecked = self.count(UNREADABLE) > 0 or bool(self.deleted)
+        unchecked = self.count(UNREADABLE) > 0 or bool(self.deleted) or bool(self.options_problem)
         return failed, unchecked
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "experiment": self.name, "present": self.present, "mode": self.mode,
+            "options": self.options, "options_problem": self.options_problem,
             "planned": self.planned, "finished": self.finished, "late": self.late,
             "served_by_other_implementation": [
                 {"run": r.run, "why": r.other_impl} for r in self.other_impl],
@@ -140,7 +145,10 @@ class VerifyReport:
         parts += [f"{unreadable} run(s) unreadable"] if unreadable else []
         parts += [f"{gone} run folder(s) gone"] if gone else []
         parts += ["the bundle could not be read"] if self.bundle_unchecked else []
-        if not any(e.present and e.finished for e in self.experiments):
+        unknown = [v.name for v in self.experiments if v.options_problem]
+        parts += [f"the options {', '.join(unknown)} ran with are not on record or "
+                  "unreadable"] if unknown else []
+        if not any(e.present and e.finished for e in self.experiments) and not unknown:
             parts.append("no finished runs to check")
         return "could not check everything: " + "; ".join(parts)
 
@@ -183,7 +191,25 @@ def half_written(store: ExperimentStore) -> list[str]:
     return found
 
 
-def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
+def verify_as_run(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
+    """`exp` verified against the options its results were run with (their options.json,
+    experiments/recorded_options.py), never against what this machine would choose; when
+    those are not known, every run is still re-derived but the plan and claims are not
+    judged."""
+    store = experiment_store(results_dir, exp.name)
+    if not store.root.is_dir():
+        return verify_experiment(exp, results_dir)
+    try:
+        planned = as_recorded(exp, store.root)
+    except RecordError as e:
+        return verify_experiment(exp, results_dir, options_problem=str(e))
+    return verify_experiment(planned, results_dir)
+
+
+def verify_experiment(exp: Experiment, results_dir: Path,
+                      options_problem: str = "") -> ExperimentVerdict:
+    """`exp`'s runs and claims, judged against `exp`'s plan as given (verify_as_run rebuilds
+    it from the record first); with `options_problem`, the runs only."""
     store = experiment_store(results_dir, exp.name)
     verdict = ExperimentVerdict(exp.name, exp.title, present=store.root.is_dir())
     if not verdict.present:
@@ -213,6 +239,11 @@ def verify_experiment(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
     verdict.failed = failed_runs(store)
     finished_specs = {r.spec for r in records}
     verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}
+    if options_problem:
+        verdict.options_problem = options_problem
+        _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})
+        return verdict
+    verdict.options = dict(exp.chosen)
     cov = exp.coverage(store, records)
     verdict.mode = "quick" if cov.quick else "full"
     verdict.planned = len(cov.cells)
@@ -262,7 +293,7 @@ def _compare_stored_claims(verdict: ExperimentVerdict, store: ExperimentStore,
 def verify_results(experiments: Sequence[Experiment], results_dir: Path,
                    traces: TraceSet | None = None) -> VerifyReport:
     """Every experiment's runs and claims under `results_dir`."""
-    verdicts = [verify_experiment(exp.with_traces(traces) if traces else exp, results_dir)
+    verdicts = [verify_as_run(exp.with_traces(traces) if traces else exp, results_dir)
                 for exp in experiments]
     return VerifyReport(verdicts, analysis_version())
 
@@ -289,7 +320,15 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
         print(f"  not run: no results folder (`./repro run {v.name} --quick`)", file=out)
         return
     late = f"{v.late} late (emulator p99 lateness above {MAX_LATENESS_P99_US / 1000:g} ms)"
-    print(f"  {v.mode} mode: {v.finished} of {v.planned} planned runs finished; "
+    if v.options_problem:
+        print(f"  NOT CHECKED: the plan its runs were made for is unknown: {v.options_problem}",
+              file=out)
+    elif v.options:
+        print("  judged against the options it was run with (options.json): "
+              + " ".join(f"{k}={val}" for k, val in sorted(v.options.items())), file=out)
+    planned = f"{v.mode} mode: {v.finished} of {v.planned} planned runs finished" \
+        if not v.options_problem else f"{len(v.runs)} finished runs, matched to no plan"
+    print(f"  {planned}; "
           f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
           f"{late}; "
           f"{len(v.other_impl)} served by another implementation than requested; "
@@ -330,6 +369,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
               file=out)
     for change in v.changed_claims:
         print(f"    claim changed since claims.json was written: {change}", file=out)
+    if v.options_problem:
+        print("  claims not evaluated (the plan is unknown, above)", file=out)
+        return
     if v.claims is None or not v.claims.results:
         print("  no claims declared", file=out)
         return

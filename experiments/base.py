@@ -50,6 +50,21 @@ class Experiment(ABC):
         """The paper's claims, as data (each experiment module declares its own)."""
         return ()
 
+    def resolved_options(self) -> dict[str, Any]:
+        """The chosen options with every choice this machine would make decided (PRR's
+        `--controller auto` becomes the controller that serves here): built from them, the
+        experiment plans the same runs on any machine. `repro run` records them beside the
+        results (experiments/recorded_options.py); verify, report and a bundle checked
+        elsewhere judge the runs against that record. An experiment whose matrix depends on
+        the machine declares the choice as an option and decides it here."""
+        return dict(self.chosen)
+
+    def with_options(self, options: Mapping[str, Any]) -> "Experiment":
+        """The same experiment over the same traces with these option values (an
+        experiment built with more constructor arguments than (traces, options) gets its
+        defaults for them)."""
+        return type(self)(self.traces, options)
+
     def with_traces(self, traces: TraceSet) -> "Experiment":
         """The same experiment, with the same options, reading its traces from `traces`
         (a bundle's, say)."""

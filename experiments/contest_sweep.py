@@ -5,7 +5,7 @@ Verizon-LTE-short.down then 20 ms, ACKs over 20 ms then .up, infinite queue, the
 whole 140 s trace once; quick mode the first 30 s. Figures: throughput vs p95
 signal delay and vs p95 end-to-end delay, each point labelled by its
 parameters; power (and score) vs the swept parameter, one line per value of the
-other. summary.csv has one row per finished run; claims.csv/.md the claims.
+other. summary.csv has one row per finished run; claims.json/.md the claims.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from analysis.claims import Claim
-from analysis.contest_claims import ContestClaim, shared_claims
 from analysis.coverage import Coverage, missing_notes
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
@@ -41,13 +40,13 @@ class ContestSweep(Experiment):
     x_label: str
     lines: str
     lines_label: str
-    claims_data: tuple[ContestClaim, ...] = ()
+    claims_data: tuple[Claim, ...] = ()
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return self.family.runs(self.name, TRAINING, quick, trials)
 
     def claims(self) -> tuple[Claim, ...]:
-        return shared_claims(self.claims_data)
+        return self.claims_data
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per finished run of the matrix: its metrics and parameters."""

@@ -7,31 +7,33 @@ are about the mechanism, not the paper.
 """
 from __future__ import annotations
 
-from analysis.contest_claims import BOTH, ContestClaim, Monotone
+from analysis.claims import BOTH, Claim, Monotone, Slack
 from experiments.contest_families import AIMD
 from experiments.contest_sweep import ContestSweep
 
 SOURCE = "AIMD's mechanism (warm-up B poses the sweep without numbers)"
-CLAIMS: tuple[ContestClaim, ...] = (
-    ContestClaim(
+# Delay and throughput may rise by up to 10% over the lower neighbour as the factor rises.
+RISE = Slack(relative=0.10, of_lower_value=True)
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
         id="decrease-lowers-delay", mode=BOTH, source=SOURCE,
         text="At each timeout, a harder decrease (larger factor) gives no more p95 signal "
              "delay",
         paper="(none: the warm-up asks the student to find out)",
-        tolerance="a rise of up to 10% between neighbouring factors",
         reason="a larger factor leaves a smaller window after each signal, so fewer packets "
                "queue; neighbouring factors differ little and the per-ms p95 moves by a few "
                "percent with timer jitter on a shared machine: 10% admits that",
-        check=Monotone("decrease", "p95_signal_delay_ms", ("timeout_ms",), 0.10,
-                       rising=False)),
-    ContestClaim(
+        check=Monotone("decrease", "p95_signal_delay_ms", RISE, min_points=2, falling=True,
+                       group_by=("timeout_ms",))),
+    Claim(
         id="decrease-lowers-throughput", mode=BOTH, source=SOURCE,
         text="At each timeout, a harder decrease gives no more throughput",
         paper="(none: the warm-up asks the student to find out)",
-        tolerance="a rise of up to 10% between neighbouring factors",
         reason="a smaller window after each signal delivers less while it grows back at 1 "
                "per RTT; 10% admits run-to-run noise",
-        check=Monotone("decrease", "throughput_mbps", ("timeout_ms",), 0.10, rising=False)),
+        check=Monotone("decrease", "throughput_mbps", RISE, min_points=2, falling=True,
+                       group_by=("timeout_ms",))),
 )
 
 

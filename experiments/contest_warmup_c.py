@@ -7,22 +7,22 @@ The assignment gives no numbers; the claim is about the mechanism.
 """
 from __future__ import annotations
 
-from analysis.contest_claims import BOTH, ContestClaim, Monotone
+from analysis.claims import BOTH, Claim, Monotone, Slack
 from experiments.contest_families import DELAY_TRIGGER
 from experiments.contest_sweep import ContestSweep
 
-CLAIMS: tuple[ContestClaim, ...] = (
-    ContestClaim(
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
         id="shrink-threshold-sets-delay", mode=BOTH,
         source="the delay trigger's mechanism (warm-up C poses the sweep without numbers)",
         text="At each grow-below threshold, a higher shrink-above threshold gives no less "
              "p95 end-to-end delay",
         paper="(none: the warm-up asks the student to find out)",
-        tolerance="a fall of up to 10% between neighbouring thresholds",
         reason="the window shrinks only once the RTT passes the upper threshold, so the "
                "queue it keeps grows with that threshold; outages dominate the p95 when "
                "thresholds are close, and timer jitter moves it a few percent: 10%",
-        check=Monotone("high_rtt_ms", "p95_e2e_delay_ms", ("low_rtt_ms",), 0.10)),
+        check=Monotone("high_rtt_ms", "p95_e2e_delay_ms", Slack(relative=0.10), min_points=2,
+                       group_by=("low_rtt_ms",))),
 )
 
 

@@ -112,6 +112,10 @@ class PrrFig2(Experiment):
             raise OptionError(f"--rtt must be an even number of ms (it is split evenly "
                               f"between the directions), not {self.rtt}")
 
+    def resolved_options(self) -> dict[str, Any]:
+        """`--controller auto` decided: the controller that serves on this machine."""
+        return {**self.chosen, "controller": resolve_controller(self.controller)}
+
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         patterns = (self.pattern,) if self.pattern else PATTERNS
         sizes = (self.size,) if self.size else (QUICK_SIZES if quick else SIZES)

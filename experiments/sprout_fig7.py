@@ -39,6 +39,7 @@ from core.run_span import RunSpan
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
 from experiments import sprout_paper
+from experiments.options import ExperimentOption, OptionError
 from experiments.sprout_claims import FIG7_CLAIMS
 from experiments.tradeoff_base import TradeoffExperiment
 
@@ -46,6 +47,15 @@ SCHEMES = ("sprout", "sprout-ewma", "cubic", "cubic-codel", "vegas", "reno", "bi
            "bbr")
 DOWNLINK, UPLINK = "downlink", "uplink"
 DIRECTIONS = (DOWNLINK, UPLINK)
+# When a network's stand-in traces are used. `auto` is decided on the machine that runs (the
+# network's own pair when both directions are there): `repro run` records the decision
+# (always or never), so results are judged by the traces their runs used, wherever checked.
+SUBSTITUTE, AUTO, ALWAYS, NEVER = "substitute", "auto", "always", "never"
+SUBSTITUTE_OPTION = ExperimentOption(
+    SUBSTITUTE, "--substitute", str, AUTO,
+    "use a network's stand-in trace pair (Verizon-LTE-short for Verizon-LTE-driving): auto "
+    "(when the network's own pair is not on this machine), always or never",
+    choices=(AUTO, ALWAYS, NEVER))
 # The schemes the ordering claim ranks (the paper's Figure 7 schemes that run here).
 RANKED = ("sprout", "sprout-ewma", "vegas", "cubic", "cubic-codel")
 
@@ -111,6 +121,7 @@ class SproutFig7(TradeoffExperiment):
     name = "sprout-fig7"
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
     quick_note = "one stretch of each trace pair, every scheme, both directions at once"
+    options = TradeoffExperiment.options + (SUBSTITUTE_OPTION,)
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  networks: Sequence[CellularTrace] = TRACES,
@@ -124,10 +135,27 @@ class SproutFig7(TradeoffExperiment):
     # ------------------------------------------------------------------ the runs
 
     def base_of(self, network: CellularTrace) -> str:
-        """The network's own traces when both directions are here, else its substitute's."""
-        if network.substitute is None or self._pair_present(network.name):
+        """The network's own traces, or its substitute's: as --substitute says; under auto,
+        the substitute's when the network's own pair is not here and the substitute's is."""
+        choice = self.chosen[SUBSTITUTE]
+        if network.substitute is None or choice == NEVER:
+            return network.name
+        if choice == ALWAYS:
+            return network.substitute
+        if self._pair_present(network.name):
             return network.name
         return network.substitute if self._pair_present(network.substitute) else network.name
+
+    def resolved_options(self) -> dict[str, Any]:
+        """`--substitute auto` decided from the traces on this machine."""
+        chosen = dict(self.chosen)
+        if chosen[SUBSTITUTE] == AUTO:
+            used = {self.base_of(n) == n.substitute for n in self.networks if n.substitute}
+            if len(used) > 1:
+                raise OptionError("--substitute auto uses a stand-in for some networks and not "
+                                  "others here; say --substitute always or never")
+            chosen[SUBSTITUTE] = ALWAYS if used == {True} else NEVER
+        return chosen
 
     def _pair_present(self, base: str) -> bool:
         return all(self.traces.locate(f"{base}.{d}") is not None for d in ("down", "up"))

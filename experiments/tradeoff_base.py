@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from analysis.coverage import NOT_RUN, Coverage
 from analysis.run_metrics import REVERSE
@@ -56,7 +56,7 @@ class TradeoffExperiment(Experiment):
     # The mode and the full run's warm-up skip, from the command line (`repro run
     # sprout-fig7 --one-way --warmup-s 30`); they become the runs' options read by
     # core/run_span.py (`directions`, `warmup_s`), so they are part of every run's id.
-    options = (
+    options: ClassVar[tuple[ExperimentOption, ...]] = (
         ExperimentOption("one_way", "--one-way", bool, False,
                          "load one direction per run (netrepro's earlier mode) instead of "
                          "both at once, as the paper did"),

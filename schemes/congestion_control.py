@@ -27,7 +27,6 @@ the same name can show a lingering id beside a live one.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -38,8 +37,9 @@ import subprocess
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import ContextManager, Iterable, Iterator, Sequence
 
+from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 
 log = logging.getLogger(__name__)
@@ -570,15 +570,8 @@ class CongestionControlResolver:
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / "lock", "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    def _locked(self) -> ContextManager[None]:
+        return exclusive_lock(self.state_dir / "lock")
 
 
 def _read_holder(path: Path) -> tuple[str | None, int]:

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,11 +209,16 @@ class Sources:
     origin: str  # where they came from, for the record
 
     @property
-    def digest(self) -> str:
+    def sha256(self) -> str:
+        """The hash of both files (names, lengths and bytes); `digest` is its start."""
         h = hashlib.sha256()
         for name, data in zip(SOURCE_FILES, (self.header, self.body)):
             h.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
-        return h.hexdigest()[:HASH_CHARS]
+        return h.hexdigest()
+
+    @property
+    def digest(self) -> str:
+        return self.sha256[:HASH_CHARS]
 
     @classmethod
     def collect(cls, given: list[Path]) -> "Sources":
@@ -287,15 +293,23 @@ def _compiler(paths: ProjectPaths) -> str:
     return shutil.which("g++") or "g++"
 
 
+def build_inputs_missing(paths: ProjectPaths) -> str | None:
+    """Why this checkout cannot build submissions (a library of ours not built), or None."""
+    for comp, name in _LIBRARIES:
+        if not (paths.build_dir / comp / name).is_file():
+            return (f"{name} is not built: run ./setup/install.sh (or cmake -S native -B "
+                    "build/native && make -C build/native)")
+    return None
+
+
 def build(sources: Sources, api: int, paths: ProjectPaths, user: SandboxUser,
           limits: Limits = BUILD_LIMITS) -> BuildResult:
     """Compile and link the submission as `user`; install the binary for the scheme."""
     native = paths.root / "native" / "grump"
     libs = [paths.build_dir / comp / name for comp, name in _LIBRARIES]
-    missing = [p for p in libs if not p.is_file()]
-    if missing:
-        raise SchemeUnavailable(f"{missing[0].name} is not built: run ./setup/install.sh (or "
-                                "cmake -S native -B build/native && make -C build/native)")
+    why = build_inputs_missing(paths)
+    if why:
+        raise SchemeUnavailable(why)
     stage = Path(tempfile.mkdtemp(prefix="netrepro-build-"))
     try:
         src, out = stage / "src", stage / "out"
@@ -347,7 +361,8 @@ def build(sources: Sources, api: int, paths: ProjectPaths, user: SandboxUser,
         dest.parent.mkdir(parents=True, exist_ok=True)
         for folder in (builds_dir(paths), dest.parent):
             folder.chmod(0o755)
-        tmp = dest.with_suffix(".tmp")
+        # A name of its own: two builds of the same sources may finish side by side.
+        tmp = dest.with_name(f".{BINARY}-{os.getpid()}-{threading.get_ident()}.tmp")
         shutil.copyfile(out / BINARY, tmp)  # root-owned: the running code cannot change it
         tmp.chmod(0o755)
         os.replace(tmp, dest)

@@ -22,18 +22,17 @@ and its meta.json says why (`ProbeUnavailable`).
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import logging
 import os
 import re
 import secrets
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ContextManager
 
+from core.file_lock import exclusive_lock
 from schemes.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
 
 log = logging.getLogger(__name__)
@@ -210,15 +209,8 @@ class TcpProbeSetup:
                                    "recording; run `./repro clean`")
         return free[secrets.randbelow(len(free))]
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / "lock", "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    def _locked(self) -> ContextManager[None]:
+        return exclusive_lock(self.state_dir / "lock")
 
 
 def _remove_instance(instance: Path) -> None:

@@ -36,14 +36,33 @@ optional+=(python3-distributed)
 # For the tests (run_tests.sh): type checks, lint, the unit tests' plain virtual environment.
 [[ $tests == ON ]] && required+=(mypy flake8 python3-venv)
 # Test-only (not with --programs-only): the report's test in headless Chromium.
-if [[ $tests == ON ]]; then optional+=(chromium chromium-driver python3-selenium); fi
+if [[ $tests == ON ]]; then optional+=(python3-selenium); fi
+# Debian ships chromium and chromium-driver as debs. On Ubuntu (20.04 on) both names are only
+# virtual, provided by chromium-browser and chromium-chromedriver: transitional packages that
+# install the chromium snap (snapd and the Snap Store needed), the driver a shell shim for
+# /snap/bin/chromium.chromedriver; a snap browser has a private /tmp and reads little outside
+# the home folder, so it cannot open the test's report. They are installed only as debs.
+browser=(); [[ $tests == ON ]] && browser=(chromium chromium-driver)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=(); for p in "${required[@]}" "${optional[@]}"; do installed "$p" || missing+=("$p"); done
 
+updated=no
+is_deb() { apt-cache show --no-all-versions "$1" 2>/dev/null | grep -x "Package: $1" >/dev/null; }
+for p in "${browser[@]}"; do
+  installed "$p" && continue
+  if [[ $updated == no && -z $(apt-cache policy "$p" 2>/dev/null) ]]; then
+    apt-get update -q; updated=yes  # the package lists know nothing of it yet
+  fi
+  if is_deb "$p"; then missing+=("$p"); else
+    echo "setup: warning: $p is no deb here (on Ubuntu only the chromium snap's transitional" \
+         "package provides it): the report's browser test cannot run (README, Developing)" >&2
+  fi
+done
+
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "setup: installing ${missing[*]}"
-  apt-get update -q
+  [[ $updated == yes ]] || apt-get update -q
   export DEBIAN_FRONTEND=noninteractive
   if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
     # Some optional names differ between releases: install one by one and report.

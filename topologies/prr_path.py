@@ -35,7 +35,6 @@ import re
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from mininet.log import setLogLevel
@@ -50,11 +49,10 @@ from core.paths import ProjectPaths
 from topologies.offloads import disable_offloads
 from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import TraceLink
+from topologies.trace_path import RECEIVER_IP, HostPair
 
 log = logging.getLogger(__name__)
 
-SENDER_IP = "10.0.0.1"
-RECEIVER_IP = "10.0.0.2"
 SUBNET = "10.0.0.0/24"
 SENDER_PORT = 1      # OpenFlow port numbers on the bridge (ofport_request)
 RECEIVER_PORT = 2
@@ -105,7 +103,7 @@ class _Remote:
         return "127.0.0.1"
 
 
-class PrrPath:
+class PrrPath(HostPair):
     """Context manager: builds the network and its controller, tears both down on exit."""
 
     def __init__(self, config: PrrPathConfig, *, log_dir: Path, active: ActiveRun,
@@ -121,10 +119,6 @@ class PrrPath:
         self.controller: ControllerProcess | None = None
         self.choice: ControllerChoice | None = None
         self.sysctls: dict[str, dict[str, str]] = {}
-
-    @property
-    def prefix(self) -> str:
-        return self.active.prefix
 
     @property
     def bridge(self) -> str:
@@ -147,8 +141,7 @@ class PrrPath:
         assert self.choice is not None
         cfg = self.config
         self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
-        sender = self.net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24")
-        receiver = self.net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
+        sender, receiver = self.add_hosts(self.net)
         for host in (sender, receiver):
             self.active.add(host.pid, f"mininet:{host.name}")
         dpid = f"{int(self.prefix[2:], 16):016x}" if re.fullmatch(r"nr[0-9a-f]+", self.prefix) \
@@ -222,16 +215,6 @@ class PrrPath:
                 raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}, "
                                      f"expected {port}")
 
-    @property
-    def sender(self) -> Host:
-        assert self.net is not None
-        return self.net.get(f"{self.prefix}s")
-
-    @property
-    def receiver(self) -> Host:
-        assert self.net is not None
-        return self.net.get(f"{self.prefix}r")
-
     def check_alive(self) -> None:
         """Raise ControllerError or EmulatorFailed if a piece of the path died."""
         assert self.controller is not None and self.link is not None
@@ -259,23 +242,14 @@ class PrrPath:
                 "controller": self.controller.describe() if self.controller else None,
                 "sysctls": "sysctls.json", "initcwnd": INITIAL_CWND}
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._teardown()
-
-    def _teardown(self) -> None:
-        if self.link is not None:
-            self.link.stop()
+    def _stop_between(self) -> None:
+        # After the link, before the hosts: the switch takes its ends of the sender's link
+        # with it; the hosts' go with them.
         if self.switch is not None:
             self.switch.stop()
             self.switch = None
         if self.controller is not None:
             self.controller.stop()
-        if self.net is not None:
-            # The switch took its ends of the sender's link with it; the hosts' go with them.
-            for host in self.net.hosts:
-                host.terminate()
-            self.net = None
 
 
 def _read_sysctls(host: Host) -> dict[str, str]:

@@ -29,41 +29,23 @@ def new_prefix() -> str:
     return "nr" + secrets.token_hex(3)
 
 
-class TracePath:
-    """Context manager: builds the network on enter, tears it down on exit."""
+class HostPair:
+    """What every path here shares: the run's prefix, a sender and a receiver named by it
+    (<prefix>s at SENDER_IP, <prefix>r at RECEIVER_IP) in the path's Mininet, the TraceLink
+    between them (directly or not), and the teardown on exit: the link stopped, then what
+    `_stop_between` stops, then the hosts."""
 
-    def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
-                 delay_ms: int, queue: str, once: bool, active: ActiveRun,
-                 span_ms: int | None = None) -> None:
-        self.link_options: dict[str, Any] = dict(
-            data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
-            queue=queue, once=once, span_ms=span_ms, on_process=active.add)
-        self.active = active
-        self.net: Mininet | None = None
-        self.link: TraceLink | None = None
+    active: ActiveRun
+    net: Mininet | None
+    link: TraceLink | None
 
     @property
     def prefix(self) -> str:
         return self.active.prefix
 
-    def __enter__(self) -> "TracePath":
-        setLogLevel("warning")
-        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
-        try:
-            sender = self.net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24")
-            receiver = self.net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
-            self.link = self.net.addLink(sender, receiver, cls=TraceLink, **self.link_options)
-            self.net.build()
-            for host in (sender, receiver):
-                self.active.add(host.pid, f"mininet:{host.name}")
-                # IPv6 chatter (router solicitations, MLD) would cross the link too.
-                host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-            # Static ARP: no broadcast has to cross the emulated link.
-            self.net.staticArp()
-        except BaseException:
-            self._teardown()
-            raise
-        return self
+    def add_hosts(self, net: Mininet) -> tuple[Host, Host]:
+        return (net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24"),
+                net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24"))
 
     @property
     def sender(self) -> Host:
@@ -82,7 +64,43 @@ class TracePath:
     def _teardown(self) -> None:
         if self.link is not None:
             self.link.stop()
+        self._stop_between()
         if self.net is not None:
             for host in self.net.hosts:
                 host.terminate()
             self.net = None
+
+    def _stop_between(self) -> None:
+        """What the path put between the hosts besides the link (nothing here)."""
+
+
+class TracePath(HostPair):
+    """Context manager: builds the network on enter, tears it down on exit."""
+
+    def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
+                 delay_ms: int, queue: str, once: bool, active: ActiveRun,
+                 span_ms: int | None = None) -> None:
+        self.link_options: dict[str, Any] = dict(
+            data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
+            queue=queue, once=once, span_ms=span_ms, on_process=active.add)
+        self.active = active
+        self.net: Mininet | None = None
+        self.link: TraceLink | None = None
+
+    def __enter__(self) -> "TracePath":
+        setLogLevel("warning")
+        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
+        try:
+            sender, receiver = self.add_hosts(self.net)
+            self.link = self.net.addLink(sender, receiver, cls=TraceLink, **self.link_options)
+            self.net.build()
+            for host in (sender, receiver):
+                self.active.add(host.pid, f"mininet:{host.name}")
+                # IPv6 chatter (router solicitations, MLD) would cross the link too.
+                host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+            # Static ARP: no broadcast has to cross the emulated link.
+            self.net.staticArp()
+        except BaseException:
+            self._teardown()
+            raise
+        return self

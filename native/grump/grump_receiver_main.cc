@@ -41,14 +41,8 @@ ArgParser parser_for(Options& o) {
 int main(int argc, char* argv[]) {
   Options options;
   ArgParser parser = parser_for(options);
-  try {
-    if (!parser.parse(argc, argv)) {
-      std::cout << parser.usage();
-      return 0;
-    }
-  } catch (const UsageError& e) {
-    std::cerr << "grump-receiver: " << e.what() << '\n' << parser.usage();
-    return kUsageError;
+  if (const auto status = parser.parse_or_exit_status(argc, argv)) {
+    return *status;
   }
   try {
     if (options.stats_path) {

@@ -92,17 +92,19 @@ int main(int argc, char* argv[]) {
   std::unique_ptr<Controller> controller;
   Address peer;
   ArgParser parser = parser_for(options, registry);
-  try {
-    if (!parser.parse(argc, argv)) {
-      std::cout << parser.usage();
-      return 0;
+  const auto status = parser.parse_or_exit_status(argc, argv, [&] {
+    try {
+      options.controller_options.debug = options.debug;  // --debug reaches the controller too
+      peer = Address::from(options.host, options.port);
+      controller = registry.create(options.controller, options.controller_options);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {  // a bad host, an unknown controller, a bad --window
+      throw UsageError(e.what());
     }
-    options.controller_options.debug = options.debug;  // --debug reaches the controller too
-    peer = Address::from(options.host, options.port);
-    controller = registry.create(options.controller, options.controller_options);
-  } catch (const std::exception& e) {  // bad arguments, unknown controller, bad --window
-    std::cerr << "grump-sender: " << e.what() << '\n' << parser.usage();
-    return kUsageError;
+  });
+  if (status) {
+    return *status;
   }
   try {
     if (options.stats_path) {

@@ -5,6 +5,7 @@
 
 #include "clock.hh"
 #include "ewma_estimator.hh"
+#include "socket_io.hh"
 #include "poll_loop.hh"
 #include "sprout_constants.hh"
 #include "sprout_estimator.hh"
@@ -38,13 +39,7 @@ bool PeerApp::wait_for_peer(SignalFd& signals) {
   bool stop = false;
   loop.add(socket_.fd(), POLLIN, [&](short) {
     while (!attached_) {
-      std::optional<ReceivedDatagram> datagram;
-      try {
-        datagram = socket_.try_recv();
-      } catch (const SystemError& e) {
-        if (e.error_number() == ECONNREFUSED) continue;
-        throw;
-      }
+      const std::optional<ReceivedDatagram> datagram = next_datagram(socket_);
       if (!datagram) break;
       PeerDatagram d;
       try {
@@ -163,17 +158,8 @@ bool PeerApp::send_datagram(size_t carried_bytes, uint16_t time_to_next_ms,
   d.time_to_next_ms = time_to_next_ms;
   d.throwaway_window = throwaway_.add(d.seq, now_ms);
   const std::string wire = d.encode();
-  try {
-    if (!socket_.try_send(wire)) {
-      ++socket_full_;
-      return false;
-    }
-  } catch (const SystemError& e) {
-    // The other end may not be up yet (ICMP port unreachable); the sequence space advances
-    // anyway, its loss bookkeeping absorbs it.
-    if (send_errors_++ == 0) {
-      std::cerr << "sprout-peer: send failed: " << e.what() << "\n";
-    }
+  if (!send_or_full(socket_, wire, "sprout-peer", socket_full_, send_errors_)) {
+    return false;
   }
   if (d.forecast) {
     last_forecast_tick_sent_ = d.forecast->tick_start_ms;
@@ -192,19 +178,7 @@ bool PeerApp::send_datagram(size_t carried_bytes, uint16_t time_to_next_ms,
 }
 
 void PeerApp::drain_socket() {
-  while (true) {
-    std::optional<ReceivedDatagram> datagram;
-    try {
-      datagram = socket_.try_recv();
-    } catch (const SystemError& e) {
-      if (e.error_number() == ECONNREFUSED) {
-        continue;  // the other end not (yet) listening
-      }
-      throw;
-    }
-    if (!datagram) {
-      return;
-    }
+  while (const std::optional<ReceivedDatagram> datagram = next_datagram(socket_)) {
     PeerDatagram d;
     try {
       d = PeerDatagram::decode(datagram->payload);

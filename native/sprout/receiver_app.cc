@@ -11,6 +11,7 @@
 #include "ewma_estimator.hh"
 #include "feedback_datagram.hh"
 #include "json_writer.hh"
+#include "socket_io.hh"
 #include "sprout_estimator.hh"
 #include "system_error.hh"
 
@@ -66,20 +67,8 @@ void ReceiverApp::run(SignalFd& signals) {
 }
 
 void ReceiverApp::drain_socket() {
-  while (true) {
-    ReceivedDatagram datagram;
-    try {
-      datagram = socket_.recv();
-    } catch (const SystemError& e) {
-      if (e.error_number() == EAGAIN || e.error_number() == EWOULDBLOCK) {
-        return;
-      }
-      if (e.error_number() == ECONNREFUSED || e.error_number() == EINTR) {
-        continue;
-      }
-      throw;
-    }
-    handle(datagram, monotonic_us());
+  while (const std::optional<ReceivedDatagram> datagram = next_datagram(socket_)) {
+    handle(*datagram, monotonic_us());
   }
 }
 

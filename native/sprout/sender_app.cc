@@ -8,6 +8,7 @@
 #include "clock.hh"
 #include "data_datagram.hh"
 #include "feedback_datagram.hh"
+#include "socket_io.hh"
 #include "sprout_constants.hh"
 #include "system_error.hh"
 
@@ -93,19 +94,8 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
   // the retry; a duplicate entry does not change any throwaway window.
   d.throwaway_window = throwaway_.add(d.seq, now_ms);
   const std::string wire = d.encode();
-  try {
-    socket_.send(wire);
-  } catch (const SystemError& e) {
-    if (e.error_number() == EAGAIN || e.error_number() == EWOULDBLOCK ||
-        e.error_number() == ENOBUFS) {
-      ++socket_full_;
-      return false;
-    }
-    // The receiver may not be up yet (ICMP port unreachable); the sequence
-    // space advances anyway, the receiver's loss bookkeeping absorbs it.
-    if (send_errors_++ == 0) {
-      std::cerr << "sprout-sender: send failed: " << e.what() << "\n";
-    }
+  if (!send_or_full(socket_, wire, "sprout-sender", socket_full_, send_errors_)) {
+    return false;
   }
   next_seq_ += payload_bytes + kSeqOverheadBytes;
   window_.on_send(payload_bytes, now_ms);
@@ -120,22 +110,10 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
 }
 
 void SenderApp::drain_socket() {
-  while (true) {
-    ReceivedDatagram datagram;
-    try {
-      datagram = socket_.recv();
-    } catch (const SystemError& e) {
-      if (e.error_number() == EAGAIN || e.error_number() == EWOULDBLOCK) {
-        return;
-      }
-      if (e.error_number() == ECONNREFUSED || e.error_number() == EINTR) {
-        continue;  // receiver not (yet) listening
-      }
-      throw;
-    }
+  while (const std::optional<ReceivedDatagram> datagram = next_datagram(socket_)) {
     FeedbackDatagram feedback;
     try {
-      feedback = FeedbackDatagram::decode(datagram.payload);
+      feedback = FeedbackDatagram::decode(datagram->payload);
     } catch (const std::invalid_argument& e) {
       if (malformed_++ == 0) {
         std::cerr << "sprout-sender: ignoring datagram: " << e.what() << "\n";

@@ -2,14 +2,12 @@
 // reference's bidirectional bulk test application: run one listening (--port P) and one
 // connecting (--connect H --port P); each saturates its direction, and each one's forecast
 // for what it receives rides on its own outgoing datagrams.
-#include <exception>
 #include <iostream>
 #include <limits>
-#include <stdexcept>
 
 #include "arg_parser.hh"
 #include "peer_app.hh"
-#include "signal_fd.hh"
+#include "sprout_program.hh"
 
 using namespace netrepro;
 using namespace netrepro::sprout;
@@ -24,51 +22,20 @@ int main(int argc, char** argv) {
   parser.text("--connect", "H", "the listening end's IPv4 address (this end connects)",
               &config.connect_host)
       .integer("--port", "P", "the UDP port to connect to, or to listen on", &port, 1, 65535,
-               Need::Required)
-      .flag("--ewma", "Sprout-EWMA forecasts instead of Sprout's model", &config.ewma)
-      .number("--quantile", "Q",
-              "the forecast's lower quantile, in (0, 1); default 0.05 (the paper's 95% confidence)",
-              &config.quantile, 0.0, 1.0)
+               Need::Required);
+  forecast_flags(parser, &config.ewma, &config.quantile)
       .number("--duration-s", "S", "stop after S seconds (default: until SIGINT/SIGTERM)",
               &config.duration_s, 0.0, std::numeric_limits<double>::max())
       .text("--stats", "FILE", "write stats JSON here at the end", &stats_path);
-  try {
-    if (!parser.parse(argc, argv)) {
-      std::cout << parser.usage();
-      return 0;
-    }
-    if (config.quantile >= 1.0) {
-      throw UsageError("--quantile must be below 1");
-    }
-  } catch (const UsageError& e) {
-    std::cerr << "sprout-peer: " << e.what() << "\n" << parser.usage();
-    return 2;
+  if (const auto status = parser.parse_or_exit_status(
+          argc, argv, [&] { check_quantile_below_one(config.quantile); })) {
+    return *status;
   }
   config.port = static_cast<uint16_t>(port);
-
-  try {
-    if (!stats_path.empty()) {
-      JsonObject::check_writable(stats_path);
-    }
-    SignalFd signals;  // before the tables are computed, so an early SIGTERM still ends cleanly
-    PeerApp app(config);
-    app.run(signals);
-    const JsonObject stats = app.stats();
-    if (!stats_path.empty()) {
-      stats.write_file(stats_path);
-    }
-    std::cerr << "sprout-peer: stopped\n" << stats.str();
-    if (app.forecasts_received() == 0) {
-      std::cerr << "sprout-peer: no forecast ever arrived from the other end"
-                << (app.attached() ? "" : " (it never sent anything)") << "\n";
-      return 3;
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "sprout-peer: " << e.what() << "\n" << parser.usage();
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "sprout-peer: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return run_sprout_program<PeerApp>(parser, config, stats_path, [](const PeerApp& app) {
+    if (app.forecasts_received() > 0) return 0;
+    std::cerr << "sprout-peer: no forecast ever arrived from the other end"
+              << (app.attached() ? "" : " (it never sent anything)") << "\n";
+    return kNoForecast;
+  });
 }

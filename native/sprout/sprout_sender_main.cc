@@ -1,12 +1,10 @@
 // sprout-sender: a saturating Sprout sender (always has data to send).
-#include <exception>
 #include <iostream>
 #include <limits>
-#include <stdexcept>
 
 #include "arg_parser.hh"
 #include "sender_app.hh"
-#include "signal_fd.hh"
+#include "sprout_program.hh"
 
 using namespace netrepro;
 using namespace netrepro::sprout;
@@ -25,42 +23,15 @@ int main(int argc, char** argv) {
       .text("--stats", "FILE", "write stats JSON here at the end", &stats_path)
       .text("--log", "FILE", "one line per forecast: time, queue estimate, window, counts",
             &config.log_path);
-  try {
-    if (!parser.parse(argc, argv)) {
-      std::cout << parser.usage();
-      return 0;
-    }
-  } catch (const UsageError& e) {
-    std::cerr << "sprout-sender: " << e.what() << "\n" << parser.usage();
-    return 2;
+  if (const auto status = parser.parse_or_exit_status(argc, argv)) {
+    return *status;
   }
   config.port = static_cast<uint16_t>(port);
-
-  try {
-    if (!stats_path.empty()) {
-      JsonObject::check_writable(stats_path);
-    }
-    SignalFd signals;
-    SenderApp app(config);
-    app.run(signals);
-    const JsonObject stats = app.stats();
-    if (!stats_path.empty()) {
-      stats.write_file(stats_path);
-    }
-    std::cerr << "sprout-sender: stopped\n" << stats.str();
-    if (app.forecasts_received() == 0) {
-      std::cerr << "sprout-sender: no forecast ever arrived from " << config.host << ":"
-                << config.port
-                << "; is sprout-receiver running there and can it reach this host?\n";
-      return 3;
-    }
-  } catch (const std::invalid_argument& e) {
-    // e.g. a host that is not an IPv4 address
-    std::cerr << "sprout-sender: " << e.what() << "\n" << parser.usage();
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "sprout-sender: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  // A host that is not an IPv4 address is a bad usage (status 2).
+  return run_sprout_program<SenderApp>(parser, config, stats_path, [&](const SenderApp& app) {
+    if (app.forecasts_received() > 0) return 0;
+    std::cerr << "sprout-sender: no forecast ever arrived from " << config.host << ":"
+              << config.port << "; is sprout-receiver running there and can it reach this host?\n";
+    return kNoForecast;
+  });
 }

@@ -5,10 +5,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "data_datagram.hh"
@@ -20,6 +25,7 @@
 #include "poisson.hh"
 #include "rate_model.hh"
 #include "sender_window.hh"
+#include "sprout_program.hh"
 #include "sprout_estimator.hh"
 #include "throwaway_tracker.hh"
 #include "tick_receiver.hh"
@@ -649,4 +655,91 @@ TEST(PeerDatagram, RestoresTheHighBits) {
   EXPECT_FALSE(PeerDatagram::tick_after(1000, 1000));
   EXPECT_FALSE(PeerDatagram::tick_after(980, 1000));
   EXPECT_TRUE(PeerDatagram::tick_after((1ULL << 32) + 10, 0xFFFFFFF0u));  // across a wrap
+}
+
+// ---- the programs' shared main (sprout_program.hh) ---------------------------------------
+
+namespace {
+
+// An app that does what its config says: fail one way or another, or report its stats.
+struct FakeConfig {
+  enum class Outcome { kOk, kBadArgument, kRuntimeError } outcome = Outcome::kOk;
+  uint64_t forecasts = 0;
+};
+
+class FakeApp {
+ public:
+  explicit FakeApp(const FakeConfig& config) : config_(config) {
+    if (config.outcome == FakeConfig::Outcome::kBadArgument) {
+      throw std::invalid_argument("'x' is not an IPv4 address");
+    }
+  }
+  void run(netrepro::SignalFd&) {
+    if (config_.outcome == FakeConfig::Outcome::kRuntimeError) {
+      throw std::runtime_error("socket went away");
+    }
+  }
+  netrepro::JsonObject stats() const {
+    return netrepro::JsonObject().add("forecasts_received", config_.forecasts);
+  }
+  uint64_t forecasts_received() const { return config_.forecasts; }
+
+ private:
+  FakeConfig config_;
+};
+
+struct ProgramRun {
+  int status;
+  std::string err;
+};
+
+ProgramRun run_fake(const FakeConfig& config, const std::string& stats_path) {
+  netrepro::ArgParser parser("fake-sprout", "", "");
+  testing::internal::CaptureStderr();
+  const int status = run_sprout_program<FakeApp>(parser, config, stats_path,
+                                                 [](const FakeApp& app) {
+                                                   return app.forecasts_received() > 0
+                                                              ? 0 : kNoForecast;
+                                                 });
+  return {status, testing::internal::GetCapturedStderr()};
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST(SproutProgram, WritesTheStatsAndReturnsTheVerdict) {
+  const std::string path = testing::TempDir() + "sprout_program_stats.json";
+  FakeConfig config;
+  config.forecasts = 7;
+  ProgramRun r = run_fake(config, path);
+  EXPECT_EQ(r.status, 0);
+  const std::string stats = "{\n  \"forecasts_received\": 7\n}\n";
+  EXPECT_EQ(read_all(path), stats);
+  EXPECT_EQ(r.err, "fake-sprout: stopped\n" + stats);
+  config.forecasts = 0;
+  r = run_fake(config, "");  // no --stats: stderr only
+  EXPECT_EQ(r.status, kNoForecast);
+  EXPECT_EQ(r.err, "fake-sprout: stopped\n{\n  \"forecasts_received\": 0\n}\n");
+  std::remove(path.c_str());
+}
+
+TEST(SproutProgram, ABadArgumentIsStatusTwoAndAnyOtherErrorOne) {
+  FakeConfig config;
+  config.outcome = FakeConfig::Outcome::kBadArgument;
+  ProgramRun r = run_fake(config, "");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fake-sprout: 'x' is not an IPv4 address\nusage: fake-sprout\n");
+  config.outcome = FakeConfig::Outcome::kRuntimeError;
+  r = run_fake(config, "");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "fake-sprout: socket went away\n");
+  config.outcome = FakeConfig::Outcome::kOk;
+  r = run_fake(config, testing::TempDir() + "no-such-dir/stats.json");  // checked first
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no-such-dir/stats.json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("stopped"), std::string::npos) << r.err;
 }

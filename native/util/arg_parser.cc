@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <set>
 
 namespace netrepro {
@@ -168,6 +169,27 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
     }
   }
   return true;
+}
+
+std::optional<int> ArgParser::parse_or_exit_status(int argc, char** argv,
+                                                   const std::function<void()>& check) {
+  return parse_or_exit_status(argc, argv, check, std::cout, std::cerr);
+}
+
+std::optional<int> ArgParser::parse_or_exit_status(int argc, char** argv,
+                                                   const std::function<void()>& check,
+                                                   std::ostream& out, std::ostream& err) {
+  try {
+    if (!parse(argc, argv)) {
+      out << usage();
+      return 0;
+    }
+    if (check) check();
+  } catch (const UsageError& e) {
+    err << program_ << ": " << e.what() << "\n" << usage();
+    return 2;
+  }
+  return std::nullopt;
 }
 
 std::string ArgParser::usage() const {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -62,7 +63,19 @@ class ArgParser {
   bool parse(const std::vector<std::string>& args);
   bool parse(int argc, char** argv);
 
+  // How every program's main() reads its command line: parse(), then `check` (what the
+  // declarations cannot say, e.g. two values that must differ; it throws UsageError). Returns
+  // nothing when the program goes on, else its exit status, already explained: 0 after
+  // -h/--help (the usage on `out`), 2 after a UsageError ("PROGRAM: why" and the usage on
+  // `err`).
+  std::optional<int> parse_or_exit_status(int argc, char** argv,
+                                          const std::function<void()>& check = nullptr);
+  std::optional<int> parse_or_exit_status(int argc, char** argv,
+                                          const std::function<void()>& check, std::ostream& out,
+                                          std::ostream& err);
+
   std::string usage() const;
+  const std::string& program() const { return program_; }
   // The whole command line, program first, joined with spaces (for log headers).
   static std::string join(const std::vector<std::string>& args);
 

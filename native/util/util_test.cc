@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -369,6 +372,62 @@ TEST(ArgParser, HelpStopsParsingAndUsageListsEveryOption) {
   }
   ArgParser custom("prog", "(--a | --b) ...", "");
   EXPECT_EQ(custom.usage(), "usage: prog (--a | --b) ...\n");
+}
+
+namespace {
+// parse_or_exit_status() on `args` (program first): its result, what went to stdout, stderr.
+struct MainStart {
+  std::optional<int> status;
+  std::string out, err;
+};
+MainStart start_main(std::vector<std::string> args, const std::function<void()>& check = nullptr) {
+  Parsed p;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  ArgParser parser = parser_for(p);
+  MainStart r;
+  r.status = parser.parse_or_exit_status(static_cast<int>(argv.size()), argv.data(), check,
+                                         out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+}  // namespace
+
+TEST(ArgParser, AMainGoesOnAfterAGoodCommandLineAndItsChecks) {
+  bool checked = false;
+  const MainStart r = start_main({"prog", "--host", "h", "--port", "1"}, [&] { checked = true; });
+  EXPECT_FALSE(r.status.has_value());
+  EXPECT_TRUE(checked);
+  EXPECT_EQ(r.out + r.err, "");
+}
+
+TEST(ArgParser, AMainAskedForHelpPrintsTheUsageAndEndsWithZero) {
+  bool checked = false;
+  const MainStart r = start_main({"prog", "--help"}, [&] { checked = true; });
+  EXPECT_EQ(r.status, std::optional<int>(0));
+  EXPECT_FALSE(checked);
+  Parsed p;
+  EXPECT_EQ(r.out, parser_for(p).usage());
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(ArgParser, AMainWithABadCommandLineExplainsAndEndsWithTwo) {
+  Parsed p;
+  const std::string usage = parser_for(p).usage();
+  MainStart r = start_main({"prog", "--port", "1"});
+  EXPECT_EQ(r.status, std::optional<int>(2));
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "prog: --host is required\n" + usage);
+  r = start_main({"prog", "--host", "h", "--port", "1"},
+                 [] { throw UsageError("--host and --port disagree"); });
+  EXPECT_EQ(r.status, std::optional<int>(2));
+  EXPECT_EQ(r.err, "prog: --host and --port disagree\n" + usage);
+  // Only a UsageError is a bad command line: anything else is the program's to handle.
+  EXPECT_THROW(start_main({"prog", "--host", "h", "--port", "1"},
+                          [] { throw std::runtime_error("not a usage error"); }),
+               std::runtime_error);
 }
 
 TEST(ArgParser, JoinKeepsTheWholeCommandLine) {

@@ -2,7 +2,9 @@
 
 A worker killed with a run in flight: the scheduler gives the run to another
 worker (allowed-failures), the matrix completes with every run committed once,
-the killed attempt's partial folder is not a result. Ctrl-C at the client: the
+the killed attempt's partial folder is not a result. A run whose workers are
+killed more often than allowed-failures: KilledWorker, the run is failed with
+that reason, the others finish, nothing of it lands in results/. Ctrl-C at the client: the
 runs in flight stop on their workers (no run process left), and a rerun redoes
 none of the finished runs.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from core.results import DONE
+from core.runspec import RunSpec
 
 pytest.importorskip("distributed")
 
@@ -28,11 +31,11 @@ RUNS = 4
 SECONDS = 8
 
 
-def _start(trace: Path, results: Path) -> subprocess.Popen[str]:
+def _start(trace: Path, results: Path, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, str(HELPER), str(trace), str(SECONDS), str(RUNS)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True,
-                            env=dict(os.environ, NETREPRO_RESULTS=str(results)))
+                            env=dict(os.environ, NETREPRO_RESULTS=str(results), **env))
 
 
 def _last_json(out: str) -> dict:
@@ -61,6 +64,19 @@ def _wait_for_run_process(proc: subprocess.Popen[str], timeout: float = 90) -> t
             return next(iter(running.items()))
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "no run started on a worker"
+        time.sleep(0.2)
+
+
+def _wait_for_attempt(proc: subprocess.Popen[str], window: int, not_pids: set[int],
+                      timeout: float = 90) -> int:
+    """The run process of a new attempt of the run with this window."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for pid, cmd in _run_processes().items():
+            if pid not in not_pids and _window(cmd) == window:
+                return pid
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"the run of window {window} did not start again"
         time.sleep(0.2)
 
 
@@ -98,6 +114,46 @@ def test_a_killed_worker_loses_nothing_and_duplicates_nothing(tmp_path, fixed_tr
     assert windows[_window(cmd)]["pid"] != worker
     assert not (results / EXPERIMENT / "failed").exists(), "a killed attempt became a result"
     assert not list((results / "runs").glob(".tmp-*"))
+    time.sleep(2.0)
+    assert not _run_processes(), "a run process outlived its killed worker"
+
+
+def test_a_run_whose_workers_die_beyond_allowed_failures_fails_alone(
+        tmp_path, fixed_trace) -> None:
+    """allowed-failures 1: the run's worker is killed, the run goes to another worker
+    process, that one is killed too: KilledWorker. The run is failed with that reason,
+    the other runs finish, and no folder of it is left in results/."""
+    results = tmp_path / "results"
+    proc = _start(fixed_trace, results, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")
+    child, cmd = _wait_for_run_process(proc)
+    window = _window(cmd)
+    doomed = RunSpec.from_dict(json.loads(cmd.split("--spec-json ", 1)[1]))
+    killed: list[int] = []
+    for attempt in (1, 2):
+        if attempt == 2:
+            child = _wait_for_attempt(proc, window, not_pids={child})
+        time.sleep(2.0)  # mid-measurement
+        worker = _parent(child)
+        assert worker != proc.pid and worker not in killed, (worker, killed)
+        os.kill(worker, signal.SIGKILL)
+        killed.append(worker)
+    out, err = proc.communicate(timeout=300)
+    summary = _last_json(out)
+    assert summary["failed"] == 1 and summary["succeeded"] == RUNS - 1, (summary, err[-2000:])
+    reason = summary["reasons"][0]
+    assert "KilledWorker" in reason and "allowed-failures (1)" in reason, reason
+    assert summary["killed_worker"] == 1 and summary["committed"] == RUNS - 1, summary
+    assert "up to 1 times (the scheduler's allowed-failures)" in out  # said before the runs
+
+    pool = [p for p in (results / "runs").iterdir() if p.is_dir()]
+    assert len(pool) == RUNS - 1 and all((p / DONE).is_file() for p in pool)
+    windows = sorted(json.loads((p / "meta.json").read_text())["spec"]["params"]["window"]
+                     for p in pool)
+    assert window not in windows and len(windows) == RUNS - 1
+    assert not [p for p in results.rglob("*") if doomed.run_id() in p.name], \
+        "the run that kept killing its workers left a folder in results/"
+    assert not (results / EXPERIMENT / "failed").exists()
+    assert not list(results.rglob(".tmp-*"))
     time.sleep(2.0)
     assert not _run_processes(), "a run process outlived its killed worker"
 

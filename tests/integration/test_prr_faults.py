@@ -1,6 +1,7 @@
 """Faults of the PRR path: each fails the run with its reason, never a loss-free result."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -96,7 +97,8 @@ def test_a_controller_that_dies_mid_run_fails_the_transfer(controller: str, tmp_
             transfer(path, tmp_path, 65536, cfg.tcp_port, timeout_s=30)
         killer.join()
         # fail_mode=secure: with the controller gone, the flow did not get through.
-        assert not (tmp_path / "send.json").exists()
+        sent = tmp_path / "send.json"
+        assert not sent.exists() or "error" in json.loads(sent.read_text())
         assert path.plan_problems() != []
 
 

@@ -2,10 +2,15 @@
 
 No network, no root: the workers are threads of this process and the run itself is
 replaced by a function that returns a packed folder. What is tested is Dask's part:
-resources, keys, the same run asked for by two clients, a run no worker can serve.
+resources, keys, the same run asked for by two clients, a run no worker can serve,
+and a run whose workers die under it more often than allowed-failures (KilledWorker:
+a worker is closed in-process with the run in flight, which the scheduler handles as
+a dead worker).
 """
 from __future__ import annotations
 
+import dataclasses
+import io
 import threading
 import time
 from pathlib import Path
@@ -17,12 +22,16 @@ from app import cluster_worker
 from app.cluster import ClusterBackend, ClusterChoice
 from app.cluster_worker import CC, CODE, RUNS, RemoteResult, RemoteTask
 from app.run_archive import Committer, pack
+from app.runner import MatrixRunner
 from core.code_version import code_version
+from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
+from experiments.base import Experiment
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 
 SPEC = RunSpec(experiment="exp", scheme="fixed-window", data_trace="rate:12",
                ack_trace="rate:12", duration_s=4.0, params=make_params(window=4))
@@ -109,3 +118,94 @@ def test_a_run_no_worker_can_serve_fails_with_the_reason(cluster: Any, tmp_path:
         backend.close()
     assert not ok and "congestion control vegas" in reason
     assert not CALLS
+
+
+# ------------------------------------------------------------ KilledWorker
+
+DOOMED = RunSpec(experiment="exp", scheme="fixed-window", data_trace="rate:12",
+                 ack_trace="rate:12", duration_s=4.0, params=make_params(window=9))
+STARTS: list[str] = []  # the workers that started an attempt of DOOMED, in order
+RELEASE = threading.Event()  # lets the attempts stuck on closed workers end
+
+
+def doomed_execute_remote(task: RemoteTask) -> RemoteResult:
+    """DOOMED never ends on its own: its worker is closed under it (a dead worker, to the
+    scheduler). Every other run comes home as fake_execute_remote's."""
+    if RunSpec.from_dict(task.spec) == DOOMED:
+        STARTS.append(distributed.get_worker().address)
+        RELEASE.wait(60)
+        raise RuntimeError("an attempt on a closed worker reached its client")
+    return fake_execute_remote(task)
+
+
+class Matrix(Experiment):
+    name = "exp"
+    title = "DOOMED and two runs that finish"
+
+    def __init__(self) -> None:
+        pass
+
+    def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
+        return [DOOMED] + [dataclasses.replace(SPEC, params=make_params(window=w))
+                           for w in (4, 5)]
+
+    def make_figures(self, store: Any, out_dir: Path) -> list[Path]:
+        return []
+
+
+def _close_the_worker_of_attempt(cluster: Any, attempt: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(STARTS) < attempt:
+        assert time.monotonic() < deadline, f"attempt {attempt} of the doomed run never started"
+        time.sleep(0.05)
+    worker = next(w for w in cluster.workers.values() if w.address == STARTS[attempt - 1])
+    # Its stream to the scheduler ends with the run in flight: to the scheduler, a worker
+    # that died with the run (not a graceful retirement).
+    cluster.sync(worker.close, executor_wait=False)
+
+
+def test_a_run_whose_workers_die_beyond_allowed_failures_fails_and_the_rest_finish(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    global BUILT
+    BUILT = tmp_path / "worker"
+    CALLS.clear()
+    STARTS.clear()
+    RELEASE.clear()
+    monkeypatch.setattr(cluster_worker, "execute_remote", doomed_execute_remote)
+    results = tmp_path / "results"
+    resources = {RUNS: 1.0, CODE + code_version(): 1.0}
+    exp = Matrix()
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=3, processes=False, threads_per_worker=1,
+                                     dashboard_address=None, resources=resources) as cluster:
+        backend = _backend(cluster, results)
+
+        def kill_twice() -> None:
+            for attempt in (1, 2):
+                _close_the_worker_of_attempt(cluster, attempt)
+        killer = threading.Thread(target=kill_twice)
+        killer.start()
+        try:
+            runner = MatrixRunner(ProjectPaths(results_override=results),
+                                  TraceSet([], results / "cache", {}), jobs=3,
+                                  backend=backend, out=io.StringIO())
+            result = runner.run(exp, exp.matrix(quick=True))
+            killer.join(30)
+            summary = backend.summary()
+        finally:
+            RELEASE.set()
+            backend.close()
+    assert len(STARTS) == 2 and STARTS[0] != STARTS[1], STARTS
+    assert [spec for spec, _ in result.failed] == [DOOMED]
+    reason = result.failed[0][1]
+    assert "KilledWorker" in reason and "allowed-failures (1)" in reason, reason
+    assert "2 time(s)" in reason and "nothing came home" in reason, reason
+    assert sorted(s.run_id() for s in result.succeeded) == \
+        sorted(s.run_id() for s in exp.matrix(quick=True)[1:])
+    assert summary["killed_worker"] == 1 and summary["committed"] == 2
+    store = experiment_store(results, "exp")
+    assert not store.is_done(DOOMED)
+    assert not [p for p in results.rglob("*") if DOOMED.run_id() in p.name], \
+        "the run that kept killing its workers left a folder in results/"
+    assert not list(results.rglob(".tmp-*")) and not store.failed_dir.exists()
+    assert len([p for p in (results / "runs").iterdir() if p.is_dir()]) == 2

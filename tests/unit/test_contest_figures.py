@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from analysis.claims import evaluate_all
-from analysis.contest_claims import (FAIL, NOT_RUN, PASS, QUICK, ContestClaim, Monotone,
-                                     OnFrontier, RankChanges, ScoreAtLeast, shared_claims,
-                                     spearman)
+from analysis.claims import (FAIL, FULL, NOT_RUN, PASS, QUICK, Claim, ClaimDeclarationError,
+                             EveryGroup, Monotone, OnFrontier, Pair, RankChanges, Slack,
+                             evaluate_all, spearman)
 from core.traces import TraceSet
 from analysis.frontier import RegionPoint, convex_frontier, frontier_throughput, pareto_efficient
 from core.results import ExperimentStore
@@ -115,40 +114,73 @@ def _rows(*triples: tuple[str, float, float]) -> list[dict]:
 
 def test_on_frontier_check() -> None:
     rows = _rows(("a", 100, 1.0), ("S", 200, 3.0), ("c", 400, 4.0))
-    assert OnFrontier("S", 0.05).evaluate(rows)[0] == PASS
+    assert OnFrontier("S", 0.05).evaluate(rows).verdict == PASS
     inside = _rows(("a", 100, 1.0), ("S", 200, 1.5), ("b", 210, 3.0), ("c", 400, 4.0))
-    verdict, ours = OnFrontier("S", 0.05).evaluate(inside)
-    assert verdict == FAIL and "below the frontier" in ours and "dominated" not in ours
+    result = OnFrontier("S", 0.05).evaluate(inside)
+    assert result.verdict == FAIL and "below the frontier" in result.ours
+    assert "dominated" not in result.ours
     dominated = _rows(("a", 100, 1.0), ("S", 250, 2.0), ("b", 210, 3.0), ("c", 400, 4.0))
-    verdict, ours = OnFrontier("S", 0.05).evaluate(dominated)
-    assert verdict == FAIL and "dominated" in ours
-    assert OnFrontier("X", 0.05).evaluate(rows)[0] == NOT_RUN
+    result = OnFrontier("S", 0.05).evaluate(dominated)
+    assert result.verdict == FAIL and "dominated" in result.ours
+    assert OnFrontier("X", 0.05).evaluate(rows).verdict == NOT_RUN
+
+
+def _score_at_least(subject: str, reference: str, margin: float) -> EveryGroup:
+    """The region's winner claims: score[subject] >= score[reference] - margin."""
+    return EveryGroup("score", ">=", "score", group_by=(), pair=Pair("name", subject, reference),
+                      slack=-margin)
 
 
 def test_score_and_rank_checks() -> None:
     rows = [{"name": "w", "score": -3.05}, {"name": "Sprout", "score": -3.0}]
-    assert ScoreAtLeast("w", "Sprout", 0.1).evaluate(rows)[0] == PASS
-    assert ScoreAtLeast("w", "Sprout", 0.01).evaluate(rows)[0] == FAIL
-    assert ScoreAtLeast("z", "Sprout", 0.1).evaluate(rows)[0] == NOT_RUN
+    assert _score_at_least("w", "Sprout", 0.1).evaluate(rows).verdict == PASS
+    result = _score_at_least("w", "Sprout", 0.01).evaluate(rows)
+    assert result.verdict == FAIL and "all runs: -3.05 vs -3.00" in result.why
+    assert _score_at_least("z", "Sprout", 0.1).evaluate(rows).verdict == NOT_RUN
     same = [{"train_score": float(i), "test_score": float(i)} for i in range(6)]
-    assert RankChanges("score", 0.95).evaluate(same)[0] == FAIL
+    assert RankChanges("score", 0.95).evaluate(same).verdict == FAIL
     mixed = [{"train_score": float(i), "test_score": float(v)}
              for i, v in enumerate([3, 0, 5, 1, 4, 2])]
-    assert RankChanges("score", 0.95).evaluate(mixed)[0] == PASS
-    assert RankChanges("score", 0.95).evaluate(same[:3])[0] == NOT_RUN
+    assert RankChanges("score", 0.95).evaluate(mixed).verdict == PASS
+    assert RankChanges("score", 0.95).evaluate(same[:3]).verdict == NOT_RUN
     assert spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
 
 
-def test_monotone_check_and_modes() -> None:
+def _per_g(slack: Slack, falling: bool = False) -> Monotone:
+    return Monotone("x", "y", slack, min_points=2, falling=falling, group_by=("g",))
+
+
+def test_grouped_monotone_check_and_modes() -> None:
     rows: list[dict[str, Any]] = [{"g": 1, "x": 1, "y": 10.0}, {"g": 1, "x": 2, "y": 9.5},
-                                  {"g": 1, "x": 3, "y": 12}]
-    assert Monotone("x", "y", ("g",), 0.10).evaluate(rows)[0] == PASS
-    assert Monotone("x", "y", ("g",), 0.01).evaluate(rows)[0] == FAIL
-    assert Monotone("x", "y", ("g",), 0.10, rising=False).evaluate(rows)[0] == FAIL
-    claim = ContestClaim("c", "t", "s", "p", "tol", "why", "full", Monotone("x", "y", (), 0.1))
-    assert evaluate_all(shared_claims([claim]), rows, QUICK)[0].verdict == NOT_RUN
-    with pytest.raises(ValueError):
-        ContestClaim("c", "t", "s", "p", "tol", "", QUICK, Monotone("x", "y", (), 0.1))
+                                  {"g": 1, "x": 3, "y": 12}, {"g": 2, "x": 1, "y": 99.0}]
+    result = _per_g(Slack(relative=0.10)).evaluate(rows)
+    assert result.verdict == PASS and result.why == "left out: g=2"  # one x only
+    assert _per_g(Slack(relative=0.01)).evaluate(rows).verdict == FAIL
+    rise = Slack(relative=0.10, of_lower_value=True)  # 9.5 -> 12 rises by more than 10%
+    result = _per_g(rise, falling=True).evaluate(rows)
+    assert result.verdict == FAIL and result.why.startswith("fails on g=1: y 9.50 at x=2")
+    assert _per_g(rise).evaluate(rows[3:]).verdict == NOT_RUN
+    claim = Claim("c", "t", "s", "p", Monotone("x", "y", Slack(relative=0.1)), FULL, "why")
+    assert evaluate_all([claim], rows, QUICK)[0].verdict == NOT_RUN
+    with pytest.raises(ClaimDeclarationError):
+        Claim("c", "t", "s", "p", Monotone("x", "y", Slack(relative=0.1)), QUICK, "")
+
+
+def test_a_slack_of_the_lower_value_is_a_rise_over_it() -> None:
+    of_higher, of_lower = Slack(relative=0.10), Slack(relative=0.10, of_lower_value=True)
+    # A dip from 110.5 to 100: 9.5% of the higher value, 10.5% of the lower.
+    assert of_higher.allows(110.5, 100.0) and not of_lower.allows(110.5, 100.0)
+    assert of_lower.allows(109.0, 100.0) and of_lower.allows(100.0, 150.0)
+    assert of_lower.text() == "10% of the lower value"
+
+
+def test_trial_spread_within_one_setting_is_no_rise() -> None:
+    # Two trials of one setting, 20% apart, and a falling series of their means: the
+    # series is of means per setting, never one trial against another.
+    rows = [{"x": 1, "y": 10.0}, {"x": 1, "y": 12.0}, {"x": 2, "y": 9.0}, {"x": 2, "y": 10.5}]
+    check = Monotone("x", "y", Slack(relative=0.10, of_lower_value=True), min_points=2,
+                     falling=True)
+    assert check.evaluate(rows).verdict == PASS
 
 
 def _fake_metrics(spec) -> dict:

@@ -13,8 +13,12 @@ from typing import Any
 import dpkt
 
 from controllers.drop_plan import FlowTracker, DropPlan
-from core.paths import REPO_ROOT
-from topologies.prr_path import RECEIVER_IP, PrrPath
+from schemes.transfer import ENDPOINT, PYTHON
+from topologies.prr_path import PrrPath
+from topologies.trace_path import RECEIVER_IP
+
+# The sender's own port: fixed, as each transfer runs in its own network.
+CLIENT_PORT = 20000
 
 
 @dataclass
@@ -44,31 +48,43 @@ def stop_capture(cap: Capture) -> None:
 
 def transfer(path: PrrPath, out: Path, nbytes: int, port: int, cc: str = "cubic",
              timeout_s: float = 60.0) -> dict[str, Any]:
-    """Receiver and sender in their hosts; returns the sender's JSON result."""
-    py = ["/usr/bin/python3", "-m", "topologies.tcp_transfer"]
-    ready = out / "receiver-ready"
-    env_cd = {"cwd": str(REPO_ROOT)}
-    recv = path.receiver.popen(py + ["receive", "--port", str(port), "--out",
-                                     str(out / "recv.json"), "--ready", str(ready)], **env_cd)
-    deadline = time.monotonic() + 10
-    while not ready.exists():
-        assert recv.poll() is None, "receiver exited"
-        assert time.monotonic() < deadline, "receiver never listened"
-        time.sleep(0.05)
-    send = path.sender.popen(py + ["send", "--to", RECEIVER_IP, "--port", str(port),
-                                   "--bytes", str(nbytes), "--cc", cc, "--out",
-                                   str(out / "send.json")], **env_cd)
-    deadline = time.monotonic() + timeout_s
-    while send.poll() is None:
-        path.check_alive()
-        if time.monotonic() > deadline:
-            send.kill()
-            recv.kill()
-            raise TimeoutError(f"transfer not done after {timeout_s} s")
-        time.sleep(0.1)
-    recv.wait(timeout=10)
+    """Receiver and sender (schemes/transfer_endpoint.py, the PRR experiment's own) in their
+    hosts; returns the sender's JSON result, checked: the congestion control read back from
+    the socket is `cc` and the receiver's reply after the last byte came back. Both ends are
+    killed if anything fails on the way (a dead controller, a timeout)."""
+    py = [PYTHON, str(ENDPOINT)]
+    listening = out / "receiver.stdout"
+    with open(listening, "wb") as stdout:
+        recv = path.receiver.popen(py + ["receiver", "--port", str(port), "--bytes",
+                                         str(nbytes), "--out", str(out / "recv.json")],
+                                   stdout=stdout)
+    procs = [recv]
+    try:
+        deadline = time.monotonic() + 10
+        while "listening" not in listening.read_text(errors="replace"):
+            assert recv.poll() is None, "receiver exited"
+            assert time.monotonic() < deadline, "receiver never listened"
+            time.sleep(0.05)
+        send = path.sender.popen(py + ["sender", "--dst", RECEIVER_IP, "--port", str(port),
+                                       "--cport", str(CLIENT_PORT), "--bytes", str(nbytes),
+                                       "--cc", cc, "--out", str(out / "send.json")])
+        procs.append(send)
+        deadline = time.monotonic() + timeout_s
+        while send.poll() is None:
+            path.check_alive()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"transfer not done after {timeout_s} s")
+            time.sleep(0.1)
+        recv.wait(timeout=10)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
     assert send.returncode == 0, (out / "send.json").read_text()
-    return json.loads((out / "send.json").read_text())
+    result: dict[str, Any] = json.loads((out / "send.json").read_text())
+    assert result["cc_read"] == cc and result["cc_read_at_end"] == cc, result
+    assert result["reply"] == "k", result
+    return result
 
 
 def data_segments(pcap: Path, src: str) -> list[tuple[int, int, int]]:

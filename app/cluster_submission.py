@@ -1,0 +1,162 @@
+"""`contest submit --cluster`: a submission's sources go with each trial, built on the worker.
+
+The client compiles nothing: each trial's task carries the two source files and
+their sha256 (Sources.sha256; the run id holds its first 16 hex digits, the
+digest). The worker checks the hash and the API generation, then builds the
+sources with the build a local submit uses (schemes.submission.build: as the
+sandbox user, with limits) into its own var/contest-builds/<digest>/, where the
+scheme `submission` of its run process finds the binary. One build per hash and
+code version on a worker: trials arriving side by side wait on a lock and reuse
+the binary (build.json beside it records the full hash and the code version it
+was built from). A compile error fails the trial with the compiler's message;
+nothing else is tried in its place.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from core.code_version import code_version
+from core.paths import ProjectPaths
+from core.results import read_json, write_json
+from schemes.base import SchemeUnavailable
+from schemes.sandbox import SandboxUnavailable, SandboxUser
+from schemes.submission import (BuildResult, Sources, SubmissionRefused, binary_path, build,
+                                build_inputs_missing, builds_dir)
+
+BUILD_RECORD = "build.json"
+MESSAGE_CHARS = 4000  # of the compiler's output, in a failed trial's reason
+
+Builder = Callable[[Sources, int, ProjectPaths], BuildResult]
+
+
+@dataclass(frozen=True)
+class ShippedSubmission:
+    """What a trial's task carries: the two files as submitted, and their sha256."""
+    header: bytes
+    body: bytes
+    sha256: str
+
+    @classmethod
+    def of(cls, sources: Sources) -> "ShippedSubmission":
+        return cls(sources.header, sources.body, sources.sha256)
+
+    def sources(self) -> Sources:
+        return Sources(self.header, self.body, origin="shipped with the task")
+
+
+@dataclass(frozen=True)
+class WorkerBuild:
+    ok: bool
+    reason: str  # one paragraph, when not ok: the compiler's message included
+    log: str  # every build command and what it printed (empty when nothing was built)
+    facts: dict[str, Any] = field(default_factory=dict)  # for the run's meta.json
+
+
+def sandbox_build(sources: Sources, api: int, paths: ProjectPaths) -> BuildResult:
+    """The local submit's build: as the sandbox user, with the build's limits."""
+    return build(sources, api, paths, SandboxUser.lookup())
+
+
+def cannot_build(paths: ProjectPaths) -> str | None:
+    """Why this machine cannot build submissions (not root, no sandbox user, our libraries
+    not built), or None."""
+    if os.geteuid() != 0:
+        return ("not root: submissions are built and run as the sandbox user, which takes "
+                "root (start `repro worker` with sudo)")
+    try:
+        SandboxUser.lookup()
+    except SandboxUnavailable as e:
+        return str(e)
+    return build_inputs_missing(paths)
+
+
+def compiler_message(log: str) -> str:
+    """What the failing step printed: the build log after its last command."""
+    lines = log.rstrip().splitlines()
+    last = max((i for i, line in enumerate(lines) if line.startswith("$ ")), default=-1)
+    text = "\n".join(lines[last + 1:]).strip() or "(nothing)"
+    if len(text) > MESSAGE_CHARS:
+        text = text[:MESSAGE_CHARS] + f"\n[... {len(text) - MESSAGE_CHARS} more characters]"
+    return text
+
+
+def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths,
+                    builder: Builder | None = None, host: str | None = None) -> WorkerBuild:
+    """The submission `digest` built on this machine (or built here before, from the same
+    hash and code version), or the reason it is not. `builder`: sandbox_build."""
+    builder = builder or sandbox_build
+    host = host or socket.gethostname()
+    facts: dict[str, Any] = {"host": host, "sha256": shipped.sha256, "digest": digest}
+
+    def failed(reason: str, log: str = "", built: str = "failed") -> WorkerBuild:
+        return WorkerBuild(False, reason, log, dict(facts, built=built))
+
+    sources = shipped.sources()
+    if sources.sha256 != shipped.sha256:
+        return failed(f"the submission's sources arrived on worker {host} with sha256 "
+                      f"{sources.sha256[:16]}..., the client sent {shipped.sha256[:16]}...: "
+                      "damaged on the way, not built", built="refused")
+    if sources.digest != digest:
+        return failed(f"the sources shipped are submission {sources.digest}, the run asks "
+                      f"for {digest}: not built", built="refused")
+    try:
+        api = sources.api()
+    except SubmissionRefused as e:
+        return failed(f"refused on worker {host}: {e}", built="refused")
+    binary = binary_path(paths, digest)
+    record_path = binary.parent / BUILD_RECORD
+    version = code_version()
+    facts.update(api_generation=api, binary=str(binary), code_version=version)
+    with _BuildLock(paths, digest):
+        record = _read_record(record_path)
+        if (record.get("sha256") == shipped.sha256 and record.get("code_version") == version
+                and binary.is_file()):
+            return WorkerBuild(True, "", "", dict(facts, built="reused",
+                                                  built_at=record.get("built_at")))
+        record_path.unlink(missing_ok=True)
+        started = time.monotonic()
+        try:
+            result = builder(sources, api, paths)
+        except (SchemeUnavailable, SandboxUnavailable, OSError) as e:
+            return failed(f"submission {digest} cannot be built on worker {host}: {e}")
+        facts["build_s"] = round(time.monotonic() - started, 2)
+        if not result.ok:
+            return failed(f"does not compile on worker {host}: {result.reason}; the compiler "
+                          f"said: {compiler_message(result.log)}", result.log)
+        built_at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+        write_json(record_path, {"sha256": shipped.sha256, "digest": digest,
+                                 "code_version": version, "api_generation": api,
+                                 "host": host, "built_at": built_at})
+        return WorkerBuild(True, "", result.log, dict(facts, built="here", built_at=built_at))
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    try:
+        record = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+class _BuildLock:
+    """One build of a digest at a time on this machine (worker processes and threads)."""
+
+    def __init__(self, paths: ProjectPaths, digest: str) -> None:
+        folder = builds_dir(paths)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f".{digest}.lock"
+
+    def __enter__(self) -> "_BuildLock":
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
