@@ -22,6 +22,7 @@ from app.verify import emit, verify_results
 from core.results import DONE, SPEC, ExperimentStore
 from core.run_span import BOTH, DIRECTIONS, ONE
 from core.runspec import RunSpec, make_params
+from experiments.recorded_options import write_record
 from experiments.sprout_fig7 import SproutFig7
 from schemes.base import RunInvalid
 from schemes.tcp_probe_format import (CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY,
@@ -236,6 +237,7 @@ def test_verify_counts_and_shows_an_invalid_run(tmp_path: Path) -> None:
     (run_dir / "meta.json").write_text(json.dumps(meta))
     (run_dir / "metrics.json").write_text(json.dumps({"throughput_mbps": 1.0}))  # before the check
     (run_dir / DONE).write_text("done\n")
+    write_record(store.root, fig7)  # as `repro run` records the options it planned with
     report = verify_results([fig7], tmp_path / "results")
     v = report.experiments[0]
     assert [name for name, _ in v.invalid] == [run_dir.name]
