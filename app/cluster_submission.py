@@ -13,7 +13,6 @@ nothing else is tried in its place.
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import socket
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.code_version import code_version
+from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 from core.results import read_json, write_json
 from schemes.base import SchemeUnavailable
@@ -113,7 +113,8 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
     record_path = binary.parent / BUILD_RECORD
     version = code_version()
     facts.update(api_generation=api, binary=str(binary), code_version=version)
-    with _BuildLock(paths, digest):
+    # One build of a digest at a time on this machine (worker processes and threads).
+    with exclusive_lock(builds_dir(paths) / f".{digest}.lock"):
         record = _read_record(record_path)
         if (record.get("sha256") == shipped.sha256 and record.get("code_version") == version
                 and binary.is_file()):
@@ -142,21 +143,3 @@ def _read_record(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
-
-
-class _BuildLock:
-    """One build of a digest at a time on this machine (worker processes and threads)."""
-
-    def __init__(self, paths: ProjectPaths, digest: str) -> None:
-        folder = builds_dir(paths)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / f".{digest}.lock"
-
-    def __enter__(self) -> "_BuildLock":
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)

@@ -9,7 +9,6 @@ second time) is not committed again: it is counted as a duplicate.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import os
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
+from core.file_lock import exclusive_lock
 from core.results import DONE, ExperimentStore, experiment_store, read_json, write_json
 from core.runspec import RunSpec
 
@@ -104,7 +104,7 @@ class Committer:
         Raises ArchiveError when the archive is damaged or is not this run."""
         store = self.store(experiment)
         run_id = spec.run_id()
-        with self._lock, _pool_lock(store):
+        with self._lock, exclusive_lock(_pool_lock_path(store)):
             if run_id in self.committed or self._committed_by_another(store, spec):
                 self.duplicates.append(spec.label())
                 return (store.link(spec) if (store.home(spec) / DONE).is_file()
@@ -161,23 +161,10 @@ def _check_is_run(folder: Path, spec: RunSpec) -> None:
                            f"({theirs.label()}), not {spec.run_id()} ({spec.label()})")
 
 
-class _pool_lock:
-    """An exclusive lock on the pool, held while checking and committing one run, so two
-    clients committing the same run into one results folder commit it once."""
-
-    def __init__(self, store: ExperimentStore) -> None:
-        folder = store.pool or store.runs_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / LOCK_NAME
-
-    def __enter__(self) -> "_pool_lock":
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
+def _pool_lock_path(store: ExperimentStore) -> Path:
+    """The lock held while checking and committing one run, so two clients committing the
+    same run into one results folder commit it once."""
+    return (store.pool or store.runs_dir) / LOCK_NAME
 
 
 def files_of(folder: Path) -> Iterator[str]:
