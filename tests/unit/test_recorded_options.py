@@ -70,6 +70,21 @@ def _text(report: Any) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def _pack(tmp_path: Path, results: Path) -> Path:
+    out = io.StringIO()
+    bundle = pack(ProjectPaths(results_override=results), [PrrFig2(None)],
+                  trace_set(tmp_path / "traces"), tmp_path / "b.tar.xz", stream=out)
+    assert bundle is not None, out.getvalue()
+    return bundle
+
+
+def _verify_where_pox_is_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                bundle: Path) -> Any:
+    machine(monkeypatch, pox=False)  # the grader's machine: no POX, auto would be os-ken
+    return verify_bundle(bundle, None, ProjectPaths(results_override=tmp_path / "none"),
+                         keep=tmp_path / "elsewhere")
+
+
 def test_a_local_folder_keeps_its_plan_after_pox_is_removed(tmp_path, monkeypatch):
     machine(monkeypatch, pox=True)
     prr_results(tmp_path)
@@ -93,15 +108,9 @@ def test_a_bundle_made_under_pox_verifies_in_full_where_pox_is_absent(tmp_path, 
     machine(monkeypatch, pox=True)
     results = tmp_path / "results"
     prr_results(results)
-    out = io.StringIO()
-    bundle = pack(ProjectPaths(results_override=results), [PrrFig2(None)],
-                  trace_set(tmp_path / "traces"), tmp_path / "b.tar.xz", stream=out)
-    assert bundle is not None, out.getvalue()
+    bundle = _pack(tmp_path, results)
     packed = verify_results([PrrFig2(None)], results).experiments[0]
-
-    machine(monkeypatch, pox=False)  # the grader's machine: no POX, auto would be os-ken
-    report = verify_bundle(bundle, None, ProjectPaths(results_override=tmp_path / "none"),
-                           keep=tmp_path / "elsewhere")
+    report = _verify_where_pox_is_absent(tmp_path, monkeypatch, bundle)
     code, text = _text(report)
     v = next(e for e in report.experiments if e.name == PRR)
     assert (v.finished, v.planned) == (QUICK_RUNS, QUICK_RUNS), text
@@ -120,12 +129,7 @@ def test_a_bundle_without_the_record_says_so_and_still_checks_its_runs(tmp_path,
     machine(monkeypatch, pox=True)
     results = tmp_path / "results"
     prr_results(results, record=False)  # made by code that did not record the options
-    bundle = pack(ProjectPaths(results_override=results), [PrrFig2(None)],
-                  trace_set(tmp_path / "traces"), tmp_path / "b.tar.xz", stream=io.StringIO())
-    assert bundle is not None
-    machine(monkeypatch, pox=False)
-    report = verify_bundle(bundle, None, ProjectPaths(results_override=tmp_path / "none"),
-                           keep=tmp_path / "elsewhere")
+    report = _verify_where_pox_is_absent(tmp_path, monkeypatch, _pack(tmp_path, results))
     code, text = _text(report)
     v = report.experiments[0]
     assert code == EXIT_UNCHECKED
@@ -146,12 +150,7 @@ def test_a_corrupt_record_in_a_bundle_is_named(tmp_path, monkeypatch):
     results = tmp_path / "results"
     prr_results(results)
     (results / PRR / RECORD).write_text('{"experiment": "prr-fig2", "options": ')
-    bundle = pack(ProjectPaths(results_override=results), [PrrFig2(None)],
-                  trace_set(tmp_path / "traces"), tmp_path / "b.tar.xz", stream=io.StringIO())
-    assert bundle is not None
-    machine(monkeypatch, pox=False)
-    report = verify_bundle(bundle, None, ProjectPaths(results_override=tmp_path / "none"),
-                           keep=tmp_path / "elsewhere")
+    report = _verify_where_pox_is_absent(tmp_path, monkeypatch, _pack(tmp_path, results))
     code, text = _text(report)
     assert code == EXIT_UNCHECKED and not report.bundle_failed  # packed as it was
     problem = report.experiments[0].options_problem
