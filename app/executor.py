@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.recompute import stamped_metrics
+from analysis.tcp_window_check import check_tcp_windows
 from core.code_version import analysis_version
 from core.cpu_steal import StealMeter
 from core.environment import environment
@@ -53,6 +54,11 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
         measure(spec, tmp, paths, traces, meta)
         meta["cpu_steal_pct"] = steal.percent()
         metrics, reason = _metrics(tmp, spec, meta)
+        if metrics is not None:
+            # A TCP flow whose kernel window was absurd ran no congestion control: the run is
+            # invalid, read from the verdict its metrics already carry (the probe traces are
+            # parsed once), as a PRR run's is (app/prr_lifecycle.py).
+            check_tcp_windows(metrics)
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)
         return RunOutcome(spec, True, store.commit(tmp, spec), reason=reason, metrics=metrics)

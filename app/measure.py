@@ -11,7 +11,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from analysis.tcp_window_check import check_tcp_windows
 from app.planning import link_side, span_of
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
@@ -20,7 +19,6 @@ from core.run_span import RunSpan, window_trace
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceSet, load_trace
 from schemes.base import Endpoints, StillRunning
-from schemes.tcp_probe_format import ProbeFormatError
 from schemes.registry import make_scheme
 from topologies.link_side import LinkSide
 from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
@@ -96,14 +94,6 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"
     meta["link"] = read_json(stats) if stats.exists() else None
-    if "cc_requested" in (meta.get("verification") or {}):
-        # A TCP flow whose kernel window was absurd ran no congestion control: the run is
-        # invalid (analysis/tcp_window_check.py), as a PRR run's is (app/prr_lifecycle.py).
-        # An unreadable probe trace is the analysis's to report (metrics.json's error).
-        try:
-            check_tcp_windows(out, spec, meta)
-        except ProbeFormatError as e:
-            log.error("the window check could not read the probe traces: %s", e)
 
 
 def _played_side(name: str, side: LinkSide, span: RunSpan, out: Path, label: str) -> LinkSide:

@@ -18,7 +18,9 @@ from analysis.summary import INVALID
 from analysis.tcp_window_check import (FORWARD, OK, check_flows, check_tcp_windows, ss_mss,
                                        tcp_window_metrics)
 from analysis.window_sanity import HYBLA_CWND_CLAMP, INFINITE_SSTHRESH
+from app.executor import execute
 from app.verify import emit, verify_results
+from core.paths import ProjectPaths
 from core.results import DONE, SPEC, ExperimentStore
 from core.run_span import BOTH, DIRECTIONS, ONE
 from core.runspec import RunSpec, make_params
@@ -111,7 +113,7 @@ def test_a_sane_two_way_run_is_valid_in_both_flows(tmp_path: Path) -> None:
     # reverse one's sequence numbers wrap, its MSS is the one its socket showed).
     assert [(c.verdict.reference, c.verdict.limit) for c in checks if c.verdict] == \
         [(40, 400), (40, 400)]
-    check_tcp_windows(tmp_path / "run", spec, meta)  # does not raise
+    check_tcp_windows(m)  # does not raise
 
 
 def test_an_absurd_ssthresh_in_the_second_flow_makes_the_run_invalid(tmp_path: Path) -> None:
@@ -127,7 +129,23 @@ def test_an_absurd_ssthresh_in_the_second_flow_makes_the_run_invalid(tmp_path: P
     # The run's link metrics are still there: the verdict is added, nothing is hidden.
     assert m["throughput_mbps"] > 0 and m[REVERSE]["throughput_mbps"] > 0
     with pytest.raises(RunInvalid, match="absurd kernel window in the reverse flow"):
-        check_tcp_windows(tmp_path / "run", spec, meta)
+        check_tcp_windows(m)
+
+
+def test_the_executor_fails_a_run_whose_metrics_find_an_absurd_window(tmp_path: Path) -> None:
+    # The check reads the verdict the run's metrics carry: one parse of the probe traces.
+    def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Any,
+                meta: dict[str, Any]) -> None:
+        _, made = tcp_run(out, SANE, ABSURD)
+        meta.update(made)
+
+    paths = ProjectPaths(results_override=tmp_path / "results")
+    store = ExperimentStore(tmp_path / "results" / "sprout-fig7")
+    outcome = execute(tcp_spec(), store, paths, trace_set(tmp_path / "traces"), measure=measure)
+    assert not outcome.ok
+    assert outcome.reason.startswith("RunInvalid: absurd kernel window in the reverse flow")
+    assert not store.is_done(tcp_spec())
+    assert (outcome.path / "reverse" / PROBE_FILE).is_file(), "its artifacts are kept"
 
 
 def test_both_flows_absurd_give_both_reasons(tmp_path: Path) -> None:
