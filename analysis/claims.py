@@ -46,6 +46,19 @@ NUMBER, ORDERING, SHAPE = "number", "ordering", "shape"
 CLAIMS_FORMAT = 1
 
 Row = Mapping[str, Any]
+
+
+def row_runs(row: Row) -> set[str]:
+    """The run folders a row stands on: a run's own row names it in `run`; a row that
+    aggregates runs (a protocol's trials, its training and testing sides) lists them,
+    space-separated, in `runs` or in columns ending `_runs`."""
+    names = {str(row["run"])} if row.get("run") else set()
+    for key, value in row.items():
+        if (key == "runs" or key.endswith("_runs")) and isinstance(value, str):
+            names.update(value.split())
+    return names
+
+
 Where = tuple[tuple[str, Any], ...]
 
 
@@ -904,7 +917,7 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "")
         outcome = Outcome(NOT_RUN, "-", (), "no finished runs")
     else:
         outcome = claim.check.evaluate(rows)
-    runs = tuple(sorted({str(r.get("run")) for r in outcome.rows if r.get("run")}))
+    runs = tuple(sorted(set().union(*(row_runs(r) for r in outcome.rows))))
     late = len({str(r.get("run")) for r in outcome.rows if r.get("lateness_ok") is False})
     return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
                        mode=claim.mode, paper=claim.paper, ours=outcome.ours,

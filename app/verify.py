@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport
+from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
@@ -250,7 +250,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.finished = sum(c.done for c in cov.cells)
     verdict.missing = [(c.spec.label(), c.reason) for c in cov.missing()]
     rows = exp.claim_rows(cov)
-    in_rows = {str(row.get("run")) for row in rows}
+    in_rows = set().union(*(row_runs(row) for row in rows))
     verdict.left_out = sum(r.path.name not in in_rows for r in cov.records())
     verdict.claims = exp.claims_on(cov, rows)
     _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})

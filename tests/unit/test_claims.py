@@ -12,7 +12,7 @@ from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Below, Clai
                              HighestPerGroup, LowestPerGroup, MeanOfDifferences, MeanOfRatios,
                              Monotone, NeverDominates, NumberCheck, OneOf, Pair, RatioOfMeans,
                              Saturation, Slack, Tolerance, claims_markdown, evaluate,
-                             evaluate_all, where, write_claims)
+                             evaluate_all, row_runs, where, write_claims)
 from core.traces import TraceSet
 from experiments.contest_claims import CLAIMS as CONTEST_CLAIMS
 from experiments.registry import all_experiments
@@ -170,6 +170,17 @@ def test_late_runs_are_counted(tmp_path):
     rows = [{"w": w, "t": w, "run": f"r{w}", "lateness_ok": w != 2} for w in (1, 2, 3)]
     result = evaluate(claim(Monotone("w", "t", Slack())), rows, QUICK)
     assert result.late_runs == 1 and len(result.runs) == 3
+
+
+def test_rows_that_aggregate_runs_count_every_run_they_stand_on():
+    # A protocol's row (its trials' mean) lists its runs; a training/testing row lists both.
+    assert row_runs({"run": "r1"}) == {"r1"}
+    assert row_runs({"runs": "a b"}) == {"a", "b"}
+    assert row_runs({"train_runs": "a b", "test_runs": "c", "name": "x y"}) == {"a", "b", "c"}
+    assert row_runs({"runs": ""}) == set()
+    rows = [{"w": w, "t": w, "runs": f"r{w}a r{w}b"} for w in (1, 2, 3)]
+    assert evaluate(claim(Monotone("w", "t", Slack())), rows, QUICK).runs == \
+        ("r1a", "r1b", "r2a", "r2b", "r3a", "r3b")
 
 
 def test_claims_files_round_trip(tmp_path):
