@@ -110,5 +110,11 @@ def _terminate(pid: int) -> None:
                 return
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)
+        # SIGKILL is delivered asynchronously: wait for the exit, so callers see it gone.
+        for _ in range(50):
+            if not pid_alive(pid):
+                return
+            time.sleep(0.1)
+        log.warning("pid %d survived SIGKILL for 5 s (uninterruptible sleep?)", pid)
     except ProcessLookupError:
         pass

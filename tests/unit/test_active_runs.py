@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from core.active_runs import ActiveRun, clean_leftovers
+from core.results import pid_alive
 
 
 def _dead_pid() -> int:
@@ -72,3 +75,30 @@ def test_a_bridge_without_the_prefix_is_refused(tmp_path) -> None:
     import pytest
     with pytest.raises(ValueError, match="does not carry the run's prefix"):
         ActiveRun(tmp_path, "nrmine").add_bridge("s1")
+
+
+def test_a_zombie_is_not_alive() -> None:
+    """An exited child nobody has reaped yet (as an orphan waits for a slow init) is dead:
+    `repro clean` and its tests must not take it for a survivor."""
+    child = subprocess.Popen(["true"])
+    try:
+        for _ in range(100):  # until it has exited, still unreaped
+            if Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("the child never exited")
+        assert Path(f"/proc/{child.pid}").exists()
+        assert not pid_alive(child.pid)
+    finally:
+        child.wait()
+    assert not pid_alive(child.pid)
+
+
+def test_a_running_process_is_alive() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert pid_alive(child.pid)
+    finally:
+        child.kill()
+        child.wait()
