@@ -59,6 +59,14 @@ def row_runs(row: Row) -> set[str]:
     return names
 
 
+def late_run_count(rows: Sequence[Row]) -> int:
+    """How many of the runs behind `rows` had a late emulator: a run's own row says so in
+    `lateness_ok`; a row that aggregates runs counts its late ones in `late_trials`."""
+    late = {str(r.get("run")) for r in rows
+            if "late_trials" not in r and r.get("lateness_ok") is False}
+    return len(late) + sum(int(r.get("late_trials") or 0) for r in rows if "late_trials" in r)
+
+
 Where = tuple[tuple[str, Any], ...]
 
 
@@ -918,7 +926,7 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "")
     else:
         outcome = claim.check.evaluate(rows)
     runs = tuple(sorted(set().union(*(row_runs(r) for r in outcome.rows))))
-    late = len({str(r.get("run")) for r in outcome.rows if r.get("lateness_ok") is False})
+    late = late_run_count(outcome.rows)
     return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
                        mode=claim.mode, paper=claim.paper, ours=outcome.ours,
                        tolerance=claim.tolerance_text(), reason=claim.reason,

@@ -12,7 +12,8 @@ from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Below, Clai
                              HighestPerGroup, LowestPerGroup, MeanOfDifferences, MeanOfRatios,
                              Monotone, NeverDominates, NumberCheck, OneOf, Pair, RatioOfMeans,
                              Saturation, Slack, Tolerance, claims_markdown, evaluate,
-                             evaluate_all, row_runs, where, write_claims)
+                             evaluate_all, late_run_count, row_runs, where,
+                             write_claims)
 from core.traces import TraceSet
 from experiments.contest_claims import CLAIMS as CONTEST_CLAIMS
 from experiments.registry import all_experiments
@@ -181,6 +182,15 @@ def test_rows_that_aggregate_runs_count_every_run_they_stand_on():
     rows = [{"w": w, "t": w, "runs": f"r{w}a r{w}b"} for w in (1, 2, 3)]
     assert evaluate(claim(Monotone("w", "t", Slack())), rows, QUICK).runs == \
         ("r1a", "r1b", "r2a", "r2b", "r3a", "r3b")
+
+
+def test_rows_that_aggregate_runs_count_their_late_trials():
+    # A region row carries how many of its trials were late (csv text or a number).
+    rows = [{"w": w, "t": w, "runs": f"r{w}a r{w}b", "late_trials": late}
+            for w, late in ((1, "0"), (2, 2), (3, "1"))]
+    assert evaluate(claim(Monotone("w", "t", Slack())), rows, QUICK).late_runs == 3
+    assert late_run_count([{"run": "a", "lateness_ok": False}, {"run": "a", "lateness_ok": False},
+                           {"run": "b", "lateness_ok": True}]) == 1
 
 
 def test_claims_files_round_trip(tmp_path):
