@@ -116,10 +116,15 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
     # One build of a digest at a time on this machine (worker processes and threads).
     with exclusive_lock(builds_dir(paths) / f".{digest}.lock"):
         record = _read_record(record_path)
-        if (record.get("sha256") == shipped.sha256 and record.get("code_version") == version
-                and binary.is_file()):
+        same = record.get("sha256") == shipped.sha256 and record.get("code_version") == version
+        if same and record.get("ok", True) and binary.is_file():
             return WorkerBuild(True, "", "", dict(facts, built="reused",
                                                   built_at=record.get("built_at")))
+        if same and record.get("ok") is False:
+            # A compile error is the sources' own: every trial of them would repeat it.
+            return failed(f"{record.get('reason')} (compiled on {record.get('built_at')}; "
+                          "the same sources and code are not compiled again)",
+                          str(record.get("log", "")), built="failed-before")
         record_path.unlink(missing_ok=True)
         started = time.monotonic()
         try:
@@ -127,13 +132,16 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
         except (SchemeUnavailable, SandboxUnavailable, OSError) as e:
             return failed(f"submission {digest} cannot be built on worker {host}: {e}")
         facts["build_s"] = round(time.monotonic() - started, 2)
-        if not result.ok:
-            return failed(f"does not compile on worker {host}: {result.reason}; the compiler "
-                          f"said: {compiler_message(result.log)}", result.log)
         built_at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-        write_json(record_path, {"sha256": shipped.sha256, "digest": digest,
-                                 "code_version": version, "api_generation": api,
-                                 "host": host, "built_at": built_at})
+        record = {"sha256": shipped.sha256, "digest": digest, "code_version": version,
+                  "api_generation": api, "host": host, "built_at": built_at, "ok": result.ok}
+        if not result.ok:
+            reason = (f"does not compile on worker {host}: {result.reason}; the compiler "
+                      f"said: {compiler_message(result.log)}")
+            record_path.parent.mkdir(parents=True, exist_ok=True)
+            write_json(record_path, dict(record, reason=reason, log=result.log))
+            return failed(reason, result.log)
+        write_json(record_path, record)
         return WorkerBuild(True, "", result.log, dict(facts, built="here", built_at=built_at))
 
 

@@ -138,7 +138,23 @@ def test_a_compile_error_is_reported_with_the_failing_step_and_the_compilers_mes
     assert "error: 'windw_' was not declared in this scope" in result.reason
     assert COMPILER_SAID in result.log
     folder = binary_path(paths, sources.digest).parent
-    assert not (folder / BUILD_RECORD).exists() and not (folder / BINARY).exists()
+    assert not (folder / BINARY).exists() and read_json(folder / BUILD_RECORD)["ok"] is False
+
+
+def test_a_compile_error_is_remembered_for_the_same_sources_and_code(
+        sources: Sources, paths: ProjectPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    builder = FakeBuilder(fails=True)
+    shipped = ShippedSubmission.of(sources)
+    first = build_on_worker(shipped, sources.digest, paths, builder, "w1")
+    again = build_on_worker(shipped, sources.digest, paths, builder, "w1")
+    assert not again.ok and again.facts["built"] == "failed-before"
+    assert again.reason.startswith(first.reason) and "not compiled again" in again.reason
+    assert COMPILER_SAID in again.log and len(builder.calls) == 1
+    # New code (a fixed compiler flag, a new API header) compiles the sources afresh.
+    monkeypatch.setattr(cluster_submission, "code_version", lambda: "another-version")
+    fixed = FakeBuilder()
+    assert build_on_worker(shipped, sources.digest, paths, fixed, "w1").facts["built"] == "here"
+    assert fixed.calls == [sources.digest]
 
 
 def test_the_compilers_message_is_what_the_last_step_printed_and_bounded() -> None:
