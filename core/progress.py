@@ -23,6 +23,16 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 IN_FLIGHT_CAP = 0.95
 
 
+def makespan_s(weights: Sequence[float], jobs: int, busy: Sequence[float] = ()) -> float:
+    """When the last of `weights` ends if each, in order, takes the first free of `jobs`
+    slots (`busy`: seconds left on slots already taken)."""
+    slots = list(busy) + [0.0] * max(0, max(1, jobs) - len(busy))
+    heapq.heapify(slots)
+    for weight in weights:
+        heapq.heappush(slots, heapq.heappop(slots) + weight)
+    return max(slots, default=0.0)
+
+
 def format_eta(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
@@ -76,13 +86,10 @@ class ProgressReporter:
         now, pace = self.clock(), self.pace()
         # A run past its expected time is taken to need the last share the progress
         # leaves it (it has not finished: its time left is not zero).
-        slots = [max((1 - IN_FLIGHT_CAP) * weight * pace, weight * pace - (now - start))
-                 for start, weight in self.running.values()]
-        slots += [0.0] * max(0, self.jobs - len(slots))
-        heapq.heapify(slots)
-        for weight in self.planned[self.started_count:]:
-            heapq.heappush(slots, heapq.heappop(slots) + weight * pace)
-        return max(slots, default=0.0)
+        busy = [max((1 - IN_FLIGHT_CAP) * weight * pace, weight * pace - (now - start))
+                for start, weight in self.running.values()]
+        return makespan_s([w * pace for w in self.planned[self.started_count:]], self.jobs,
+                          busy)
 
     def tick(self) -> None:
         """Refresh the bar (the runner calls this while it waits)."""

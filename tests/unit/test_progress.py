@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from core.progress import ProgressReporter
+from core.progress import ProgressReporter, makespan_s
 
 
 class Clock:
@@ -86,3 +86,11 @@ def test_a_run_past_its_expected_time_is_not_counted_as_done() -> None:
     assert reporter.progress() < 100.0 and reporter.eta_s() > 0
     reporter.advance(100.0, "slow", True, key="slow")
     assert reporter.progress() == 100.0 and reporter.eta_s() == 0.0
+
+
+def test_makespan_takes_the_first_free_slot_in_order() -> None:
+    assert makespan_s([], 4) == 0.0
+    assert makespan_s([10, 10, 10, 10], 2) == 20.0
+    assert makespan_s([30, 10, 10, 10], 2) == 30.0  # the long one first: the rest beside it
+    assert makespan_s([10, 10, 10, 30], 2) == 40.0  # the long one last: it ends alone
+    assert makespan_s([5], 3, busy=[20.0]) == 20.0
