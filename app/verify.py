@@ -63,6 +63,8 @@ class ExperimentVerdict:
     options: dict[str, Any] = field(default_factory=dict)
     options_problem: str = ""
     providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
+    # TCP runs by their receivers' tcp_rmem maximum (the window's ceiling): value -> n.
+    tcp_rmem_max: dict[str, int] = field(default_factory=dict)
     lateness_p99_us: list[int] = field(default_factory=list)
     steal_pct: list[float] = field(default_factory=list)
 
@@ -104,6 +106,7 @@ class ExperimentVerdict:
                       "late": r.late, "served": r.served, "other_implementation": r.other_impl}
                      for r in self.runs],
             "providers": self.providers,
+            "tcp_rmem_max": self.tcp_rmem_max,
             "lateness_p99_us_max": max(self.lateness_p99_us, default=None),
             "cpu_steal_pct_max": max(self.steal_pct, default=None),
             "claims": None if self.claims is None else self.claims.to_dict(),
@@ -229,6 +232,8 @@ def verify_experiment(exp: Experiment, results_dir: Path,
                 run.served = f"{variant}: {provider}"
                 slot = verdict.providers.setdefault(variant, {})
                 slot[provider] = slot.get(provider, 0) + 1
+                ceiling = receive_ceiling(meta)
+                verdict.tcp_rmem_max[ceiling] = verdict.tcp_rmem_max.get(ceiling, 0) + 1
             for key in ("lateness_p99_us", "ack_lateness_p99_us"):
                 if derived.get(key) is not None:
                     verdict.lateness_p99_us.append(int(derived[key]))
@@ -314,6 +319,16 @@ def _table(rows: list[list[str]], out: TextIO, widths: Iterable[int] = ()) -> No
               file=out)
 
 
+def receive_ceiling(meta: dict[str, Any]) -> str:
+    """The largest tcp_rmem maximum of a run's hosts, in bytes, or why it is not known."""
+    hosts = (meta.get("tcp_buffers") or {}).values()
+    values = [str(h.get("tcp_rmem", "")).split() for h in hosts if isinstance(h, dict)]
+    maxima = [int(v[2]) for v in values if len(v) == 3 and v[2].isdigit()]
+    if not maxima:
+        return "not recorded"
+    return f"{max(maxima)} bytes"
+
+
 def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     print(f"== {v.name}", file=out)
     if not v.present:
@@ -345,6 +360,10 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
         served = "; ".join(f"{variant} by {', '.join(f'{p} ({n})' for p, n in ps.items())}"
                            for variant, ps in sorted(v.providers.items()))
         print(f"  TCP variants served: {served}", file=out)
+    if v.tcp_rmem_max:
+        ceilings = "; ".join(f"{c} ({n})" for c, n in sorted(v.tcp_rmem_max.items()))
+        print(f"  TCP receive buffer maximum (tcp_rmem; caps the window over an infinite "
+              f"queue): {ceilings}", file=out)
     if v.lateness_p99_us or v.steal_pct:
         print(f"  emulator p99 lateness: worst {max(v.lateness_p99_us, default=0)} us; "
               f"CPU steal: worst {max(v.steal_pct, default=0.0):.1f}%", file=out)

@@ -223,8 +223,12 @@ def test_the_socket_reports_the_loaded_implementation(run, variant: str) -> None
     expected_name = EBPF_PREFIX + variant if expected_provider == "ebpf" else variant
     assert (m["cc_requested"], m["cc_provider"], m["cc_used"]) == \
         (variant, expected_provider, expected_name)
-    verification = json.loads((outcome.path / "meta.json").read_text())["verification"]
-    assert verification["cc_seen_by_ss"] == expected_name
+    meta = json.loads((outcome.path / "meta.json").read_text())
+    assert meta["verification"]["cc_seen_by_ss"] == expected_name
+    # The hosts' namespaces start with the machine's buffer limits, and the run says which.
+    machine = " ".join(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split())
+    assert {h: b["tcp_rmem"] for h, b in meta["tcp_buffers"].items()} == \
+        {"sender": machine, "receiver": machine}
 
 
 @pytest.mark.parametrize("variant", sorted(NAME_RUNS))

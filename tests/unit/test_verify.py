@@ -13,7 +13,8 @@ from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
 from analysis.recompute import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
 from app.cli import main
-from app.verify import (EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, _other_impl, emit,
+from app.verify import (ExperimentVerdict, print_experiment, receive_ceiling,
+                        EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, _other_impl, emit,
                         verify_results)
 from core.results import ExperimentStore
 from core.traces import TraceSet
@@ -203,3 +204,20 @@ def test_cli_unknown_experiment_and_exit_codes(tmp_path, monkeypatch, capsys):
     assert main(["verify", EXP.name, "--json"]) == EXIT_OK
     data = json.loads(capsys.readouterr().out)
     assert data["exit"] == EXIT_OK and data["experiments"][0]["metrics"]["match"] == 6
+
+
+def test_the_tcp_receive_ceiling_is_read_from_each_run_and_printed():
+    # Over an infinite queue it caps a loss-based flow's window: a machine setting that
+    # moves TCP's delay, so a grader sees which one the runs had.
+    meta = {"tcp_buffers": {"sender": {"tcp_rmem": "4096 131072 6291456"},
+                            "receiver": {"tcp_rmem": "10240 87380 16777216"}}}
+    assert receive_ceiling(meta) == "16777216 bytes"
+    assert receive_ceiling({}) == "not recorded"
+    assert receive_ceiling({"tcp_buffers": {"receiver": {"tcp_rmem": "unreadable"}}}) == \
+        "not recorded"
+    verdict = ExperimentVerdict("x", "X", True, mode="full",
+                                tcp_rmem_max={"16777216 bytes": 28, "not recorded": 2})
+    out = io.StringIO()
+    print_experiment(verdict, out)
+    assert ("TCP receive buffer maximum (tcp_rmem; caps the window over an infinite queue): "
+            "16777216 bytes (28); not recorded (2)") in out.getvalue()
