@@ -105,16 +105,20 @@ def clean_leftovers(directory: Path,
 def _terminate(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
-        for _ in range(20):
-            if not pid_alive(pid):
-                return
-            time.sleep(0.1)
+        if _gone_within(pid, 2.0):
+            return
         os.kill(pid, signal.SIGKILL)
         # SIGKILL is delivered asynchronously: wait for the exit, so callers see it gone.
-        for _ in range(50):
-            if not pid_alive(pid):
-                return
-            time.sleep(0.1)
-        log.warning("pid %d survived SIGKILL for 5 s (uninterruptible sleep?)", pid)
+        if not _gone_within(pid, 5.0):
+            log.warning("pid %d survived SIGKILL for 5 s (uninterruptible sleep?)", pid)
     except ProcessLookupError:
         pass
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
