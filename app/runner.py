@@ -62,11 +62,13 @@ def run_estimate_s(spec: RunSpec, traces: TraceSet) -> float:
 
 def estimate_s(specs: list[RunSpec], traces: TraceSet, jobs: int) -> float:
     """When the last of `specs` should end, run longest first `jobs` side by side."""
-    return makespan_s(longest_first([run_estimate_s(s, traces) for s in specs]), jobs)
+    return pass_s([run_estimate_s(s, traces) for s in specs], jobs)
 
 
-def longest_first(weights: list[float]) -> list[float]:
-    return sorted(weights, reverse=True)
+def pass_s(weights: list[float], jobs: int) -> float:
+    """How long runs of these expected seconds take through `jobs` slots, longest first
+    (the order the pool starts them in)."""
+    return makespan_s(sorted(weights, reverse=True), jobs)
 
 
 def format_duration(seconds: float) -> str:
@@ -137,7 +139,7 @@ class MatrixRunner:
                     self._owners[spec] = [experiment.name]
                     mine[(experiment.name, spec)] = run_estimate_s(spec, self.traces)
             shared = f"; {joined} run once for an experiment before it" if joined else ""
-            alone = makespan_s(longest_first(list(mine.values())), self.jobs)
+            alone = pass_s(list(mine.values()), self.jobs)
             print(f"plan: {experiment.name}: {len(specs)} runs, {len(specs) - len(todo)} "
                   f"already done, {len(todo) - joined} to run with --jobs {self.jobs}"
                   f"{shared}; expected {format_duration(alone)}", file=self.out, flush=True)
