@@ -20,6 +20,7 @@ from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceSet, load_trace
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
+from topologies import tcp_buffers
 from topologies.link_side import LinkSide
 from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
 
@@ -66,10 +67,12 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
         path = stack.enter_context(TracePath(
             data=data, ack=ack, emulator=emulator,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=False,
-            span_ms=span.span_ms, active=active))
+            span_ms=span.span_ms, active=active,
+            tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE)))
         assert path.link is not None
-        meta["tcp_buffers"] = {"sender": tcp_buffers(path.sender),
-                               "receiver": tcp_buffers(path.receiver)}
+        meta["tcp_buffer_profile"] = path.tcp_buffer_profile
+        meta["tcp_buffers"] = {"sender": tcp_buffers.read(path.sender),
+                               "receiver": tcp_buffers.read(path.receiver)}
         ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add,
                          run_tag=active.prefix)
         stack.callback(scheme.stop)
@@ -96,18 +99,6 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"
     meta["link"] = read_json(stats) if stats.exists() else None
-
-
-def tcp_buffers(host: Any) -> dict[str, str]:
-    """The host's TCP buffer limits (min, default, max bytes). A namespace starts with the
-    machine's, and over an infinite queue the receive maximum caps a loss-based flow's
-    window, hence its standing queue: a machine setting that moves TCP's delay."""
-    out: dict[str, str] = {}
-    for name in ("tcp_rmem", "tcp_wmem"):
-        text = host.cmd(f"cat /proc/sys/net/ipv4/{name}").split()
-        out[name] = " ".join(text) if len(text) == 3 and all(t.isdigit() for t in text) \
-            else "unreadable"
-    return out
 
 
 def _played_side(name: str, side: LinkSide, span: RunSpan, out: Path, label: str) -> LinkSide:

@@ -320,13 +320,15 @@ def _table(rows: list[list[str]], out: TextIO, widths: Iterable[int] = ()) -> No
 
 
 def receive_ceiling(meta: dict[str, Any]) -> str:
-    """The largest tcp_rmem maximum of a run's hosts, in bytes, or why it is not known."""
+    """The largest tcp_rmem maximum of a run's hosts, in bytes, with the profile the run
+    asked for (topologies/tcp_buffers.py), or why it is not known."""
     hosts = (meta.get("tcp_buffers") or {}).values()
     values = [str(h.get("tcp_rmem", "")).split() for h in hosts if isinstance(h, dict)]
     maxima = [int(v[2]) for v in values if len(v) == 3 and v[2].isdigit()]
     if not maxima:
         return "not recorded"
-    return f"{max(maxima)} bytes"
+    profile = meta.get("tcp_buffer_profile")
+    return f"{max(maxima)} bytes" + (f", {profile} profile" if profile else "")
 
 
 def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:

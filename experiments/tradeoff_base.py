@@ -30,6 +30,7 @@ from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceMissing, TraceSet, load_trace
 from experiments.base import Experiment
 from experiments.options import ExperimentOption
+from topologies import tcp_buffers
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,11 @@ class TradeoffExperiment(Experiment):
         ExperimentOption("warmup_s", "--warmup-s", float, WARMUP_S,
                          "seconds at the start of a full run played but not scored (the "
                          "paper skips each run's first minute)", minimum=0, maximum=600),
+        ExperimentOption(tcp_buffers.OPTION, "--tcp-buffers", str, tcp_buffers.LINUX_3_2,
+                         "the hosts' TCP buffer limits, which cap a loss-based flow's "
+                         "window over the infinite queue: those of Linux 3.2, the paper's "
+                         "kernel, or the machine's own (topologies/tcp_buffers.py)",
+                         choices=tuple(tcp_buffers.PROFILES)),
     )
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
@@ -71,6 +77,7 @@ class TradeoffExperiment(Experiment):
         super().__init__(traces, options)
         self.one_way = bool(self.chosen["one_way"])
         self.warmup_s = float(self.chosen["warmup_s"])
+        self.tcp_buffer_profile = str(self.chosen[tcp_buffers.OPTION])
         self.quick_warmup_s, self.quick_scored_s = quick_warmup_s, quick_scored_s
         self._offsets: dict[tuple[str, str], float] = {}
 
@@ -131,7 +138,8 @@ class TradeoffExperiment(Experiment):
         """The conditions every figure states."""
         return (f"{self.delay_ms} ms fixed delay each way, {self.queue} queue"
                 f"{' (CoDel for Cubic-CoDel)' if self._has_codel() else ''}, "
-                f"{self.mode_text}; {self.span_text(quick)}")
+                f"{self.mode_text}; {self.span_text(quick)}; "
+                f"{tcp_buffers.PROFILE_TEXT[self.tcp_buffer_profile]}")
 
     def _has_codel(self) -> bool:
         return any(s in SCHEME_QUEUES for s in getattr(self, "schemes", ()))
@@ -146,7 +154,8 @@ class TradeoffExperiment(Experiment):
                        params=make_params(**params),
                        options=make_params(**{DIRECTIONS: ONE if self.one_way else BOTH,
                                               WARMUP_OPTION: warmup,
-                                              OFFSET_OPTION: offset_s if quick else None}))
+                                              OFFSET_OPTION: offset_s if quick else None,
+                                              tcp_buffers.OPTION: self.tcp_buffer_profile}))
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """The summary's rows: throughput and self-inflicted delay of every finished run."""

@@ -16,6 +16,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from core.active_runs import ActiveRun
+from topologies import tcp_buffers
 from topologies.trace_link import LinkSide, TraceLink
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,10 @@ class TracePath(HostPair):
 
     def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
                  delay_ms: int, queue: str, once: bool, active: ActiveRun,
-                 span_ms: int | None = None) -> None:
+                 span_ms: int | None = None,
+                 tcp_buffer_profile: str = tcp_buffers.MACHINE) -> None:
+        tcp_buffers.profile_of(tcp_buffer_profile)  # an unknown name fails before building
+        self.tcp_buffer_profile = tcp_buffer_profile
         self.link_options: dict[str, Any] = dict(
             data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
             queue=queue, once=once, span_ms=span_ms, on_process=active.add)
@@ -98,6 +102,7 @@ class TracePath(HostPair):
                 self.active.add(host.pid, f"mininet:{host.name}")
                 # IPv6 chatter (router solicitations, MLD) would cross the link too.
                 host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+                tcp_buffers.apply(host, self.tcp_buffer_profile)
             # Static ARP: no broadcast has to cross the emulated link.
             self.net.staticArp()
         except BaseException:

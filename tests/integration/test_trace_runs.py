@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from analysis.tcp_probe import read_probe
 from app.executor import execute
 from core.runspec import RunSpec, make_params
+from topologies import tcp_buffers
 
 # One opportunity per ms, 1504 bytes each: 1504 * 8 * 1000 / 1e6 Mbit/s.
 FIXED_CAPACITY_MBPS = 12.032
@@ -84,3 +87,24 @@ def test_codel_drops_at_dequeue_are_logged_and_counted(paths, traces, store, fix
     # The queue needs > 5 ms to form, then one interval passes before the first drop.
     assert int(drops[0][0]) - first_arrival >= 100
     assert m["loss"] > 0
+
+
+def test_hosts_run_with_the_requested_tcp_buffer_profile(
+        paths, traces, store, fixed_trace) -> None:
+    machine = Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()
+    spec = _spec(fixed_trace, "cubic", 8)
+    spec = RunSpec.from_dict({**spec.to_dict(),
+                              "options": {tcp_buffers.OPTION: tcp_buffers.LINUX_3_2}})
+    outcome = execute(spec, store, paths, traces)
+    assert outcome.ok, outcome.reason
+    meta = json.loads((outcome.path / "meta.json").read_text())
+    assert meta["tcp_buffer_profile"] == tcp_buffers.LINUX_3_2
+    wanted = tcp_buffers.PROFILES[tcp_buffers.LINUX_3_2]
+    for host, values in meta["tcp_buffers"].items():
+        assert {k: values[k] for k in wanted} == wanted, host
+    # Set in the hosts' namespaces only: the machine keeps its own.
+    assert Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split() == machine
+    # The receive maximum bounds what the receiver advertises.
+    probe = read_probe(outcome.path)
+    assert probe is not None
+    assert 0 < probe.snd_wnd.max() <= 4194304

@@ -212,6 +212,8 @@ def test_the_tcp_receive_ceiling_is_read_from_each_run_and_printed():
     meta = {"tcp_buffers": {"sender": {"tcp_rmem": "4096 131072 6291456"},
                             "receiver": {"tcp_rmem": "10240 87380 16777216"}}}
     assert receive_ceiling(meta) == "16777216 bytes"
+    assert receive_ceiling({**meta, "tcp_buffer_profile": "linux-3.2"}) == \
+        "16777216 bytes, linux-3.2 profile"
     assert receive_ceiling({}) == "not recorded"
     assert receive_ceiling({"tcp_buffers": {"receiver": {"tcp_rmem": "unreadable"}}}) == \
         "not recorded"
