@@ -20,6 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
 from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.host_limits import receive_ceiling
 from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store
@@ -66,10 +67,11 @@ def _figures(store: ExperimentStore, results: Path) -> tuple[list[dict], list[di
 
 
 def _environment(records: list[Any]) -> dict[str, Any]:
-    """Kernel, distribution and code of the runs, which provider served each TCP variant,
-    the emulator's lateness and the CPU steal."""
+    """Kernel, distribution and code of the runs, which provider served each TCP variant
+    and with which receive buffer ceiling, the emulator's lateness and the CPU steal."""
     envs: Counter[tuple[str, str, str, str]] = Counter()
     providers: dict[str, Counter] = {}
+    ceilings: Counter[str] = Counter()
     late, worst_late, steal = 0, None, []
     for r in records:
         env = r.meta.get("environment") or {}
@@ -78,6 +80,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         m = r.metrics
         if m.get("cc_requested"):
             providers.setdefault(m["cc_requested"], Counter())[str(m.get("cc_provider"))] += 1
+            ceilings[receive_ceiling(r.meta)] += 1
         late += m.get("lateness_ok") is False
         for key in ("lateness_p99_us", "ack_lateness_p99_us"):
             if m.get(key) is not None:
@@ -88,6 +91,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         "machines": [{"kernel": k, "distribution": d, "code": c, "commit": g, "runs": n}
                      for (k, d, c, g), n in envs.most_common()],
         "providers": {v: dict(c) for v, c in sorted(providers.items())},
+        "tcp_rmem_max": dict(sorted(ceilings.items())),
         "late": late, "worst_lateness_us": worst_late,
         "late_limit_ms": MAX_LATENESS_P99_US / 1000,
         "steal_max": max(steal) if steal else None,

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence, TextIO
 from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.host_limits import receive_ceiling
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
 from analysis.coverage import short_reason
 from analysis.summary import INVALID, RunRecord, failed_records, failed_runs
@@ -317,18 +318,6 @@ def _table(rows: list[list[str]], out: TextIO, widths: Iterable[int] = ()) -> No
                  for i, c in enumerate(row)]
         print("  " + "  ".join(c.ljust(width[i]) for i, c in enumerate(cells)).rstrip(),
               file=out)
-
-
-def receive_ceiling(meta: dict[str, Any]) -> str:
-    """The largest tcp_rmem maximum of a run's hosts, in bytes, with the profile the run
-    asked for (topologies/tcp_buffers.py), or why it is not known."""
-    hosts = (meta.get("tcp_buffers") or {}).values()
-    values = [str(h.get("tcp_rmem", "")).split() for h in hosts if isinstance(h, dict)]
-    maxima = [int(v[2]) for v in values if len(v) == 3 and v[2].isdigit()]
-    if not maxima:
-        return "not recorded"
-    profile = meta.get("tcp_buffer_profile")
-    return f"{max(maxima)} bytes" + (f", {profile} profile" if profile else "")
 
 
 def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:

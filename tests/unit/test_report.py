@@ -48,3 +48,19 @@ def test_report_counts_and_marks_an_invalid_run(tmp_path):
     assert f'{run.name}</a> <span class="fail">(invalid: absurd kernel window in the reverse ' \
         "flow: snd_cwnd 1 (ssthresh 2183148773, state 4))" in page
     assert "invalid run: absurd kernel window in the reverse flow" in page  # missing runs
+
+
+def test_report_states_the_tcp_runs_receive_buffer_ceiling(tmp_path):
+    store = build(tmp_path)
+    run = sorted(store.done_runs())[0]
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics.update(cc_requested="cubic", cc_provider="builtin")
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    meta = json.loads((run / "meta.json").read_text())
+    meta.update(tcp_buffer_profile="linux-3.2", tcp_buffers={
+        "sender": {"tcp_rmem": "4096 87380 4194304"},
+        "receiver": {"tcp_rmem": "4096 87380 4194304"}})
+    (run / "meta.json").write_text(json.dumps(meta))
+    page = write_report(ProjectPaths(results_override=tmp_path), [EXP]).read_text()
+    assert "TCP receive buffer maximum" in page
+    assert '<span class="badge">4194304 bytes, linux-3.2 profile</span>' in page

@@ -13,7 +13,8 @@ from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
 from analysis.recompute import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
 from app.cli import main
-from app.verify import (ExperimentVerdict, print_experiment, receive_ceiling,
+from analysis.host_limits import receive_ceiling
+from app.verify import (ExperimentVerdict, print_experiment,
                         EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, _other_impl, emit,
                         verify_results)
 from core.results import ExperimentStore
