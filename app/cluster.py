@@ -33,14 +33,14 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from app.cluster_submission import ShippedSubmission
-from app.cluster_worker import (CC, CODE, CONTEST_BUILD, RUNS, STARTED_TOPIC, STOP_EVENT, TRACE,
-                                RemoteResult, RemoteTask, capabilities, file_sha256,
-                                trace_resource)
+from app.cluster_worker import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS,
+                                STARTED_TOPIC, STOP_EVENT, TRACE, RemoteResult, RemoteTask,
+                                capabilities, file_sha256, trace_resource)
 from app.run_archive import ArchiveError, Committer
 from app.validation import InvalidValue
 from core.code_version import code_version
 from core.paths import ProjectPaths
-from core.runspec import RunSpec
+from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceError, TraceSet
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,13 @@ def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dic
             needs[f"{CC}{spec.scheme}:{impl}"] = 1
     if spec.scheme == "submission":
         needs[CONTEST_BUILD] = 1
+    if topology_of(spec) == OPENFLOW_SWITCH:
+        needs[OPENFLOW] = 1
+        # Decided before planning (pox or os-ken); `auto` only when this client has neither,
+        # and then the worker decides, and its meta.json says which served.
+        controller = spec.option("controller")
+        if controller in ("pox", "os-ken"):
+            needs[CONTROLLER + str(controller)] = 1
     return needs, files
 
 
@@ -123,6 +130,12 @@ def unservable(needs: Mapping[str, float],
             parts.append(f"trace {k[len(TRACE):]} (name@hash; run ./setup/install.sh there)")
         elif k.startswith(CC):
             parts.append(f"congestion control {k[len(CC):]} (see ./repro doctor there)")
+        elif k == OPENFLOW:
+            parts.append("Open vSwitch running (the PRR experiment's switch: ./setup/install.sh "
+                         "and ./setup/start-ovs.sh there, then restart its `repro worker`)")
+        elif k.startswith(CONTROLLER):
+            parts.append(f"the OpenFlow controller {k[len(CONTROLLER):]} (./setup/install.sh "
+                         "there; or plan the run with the other one: --controller)")
         elif k == CONTEST_BUILD:
             parts.append("contest builds (the sandbox user and our native libraries: "
                          "./setup/install.sh there, then restart its `repro worker`)")

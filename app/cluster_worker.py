@@ -8,7 +8,10 @@ the others it needs, so the scheduler never gives it to a worker that would run
 it on different code, traces or congestion controls. A worker that can build
 contest submissions (a sandbox user, our libraries built) reports `contest-build`;
 a trial of `contest submit --cluster` carries the submission's sources and
-their hash and is built there first (app/cluster_submission.py).
+their hash and is built there first (app/cluster_submission.py). A worker with
+Open vSwitch running reports `openflow-switch`, and `controller:pox` or
+`controller:os-ken` for each controller that can start there: a PRR run asks for
+both, with the controller its experiment was planned with.
 
 A run executes as it does locally, in a `repro _execute` child process, but into
 a folder of its own attempt (var/cluster/attempts/<worker pid>-<random>/): a
@@ -54,6 +57,8 @@ CODE = "code:"  # + the code version (core/code_version.py)
 TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
 CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
 CONTEST_BUILD = "contest-build"  # the worker builds contest submissions
+OPENFLOW = "openflow-switch"  # Open vSwitch runs there (the PRR experiment's network)
+CONTROLLER = "controller:"  # + pox / os-ken: an OpenFlow controller that can start there
 STOP_EVENT = "netrepro-stop-"  # + the client's session id: set on Ctrl-C
 STARTED_TOPIC = "netrepro-run-started"  # worker events: one per attempt started
 CHILD_EXIT_GRACE_S = 30.0
@@ -84,9 +89,29 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")
     if cannot_build(paths) is None:
         tokens.append(CONTEST_BUILD)
+    tokens += openflow_tokens()
     resources: dict[str, float] = {RUNS: float(jobs)}
     resources.update({t: float(jobs) for t in tokens})
     return resources
+
+
+def openflow_tokens() -> list[str]:
+    """What this machine offers the PRR experiment: a running Open vSwitch, and each
+    OpenFlow controller that can start here (the run names the one it was planned with)."""
+    from controllers import pox_install
+    from controllers.launcher import osken_available
+    from topologies.prr_path import OvsUnavailable, check_ovs
+    tokens = []
+    try:
+        check_ovs()
+        tokens.append(OPENFLOW)
+    except OvsUnavailable as e:
+        log.info("no PRR runs here: %s", e)
+    if pox_install.installed() is not None:
+        tokens.append(CONTROLLER + "pox")
+    if osken_available() is None:
+        tokens.append(CONTROLLER + "os-ken")
+    return tokens
 
 
 def worker_facts() -> dict[str, Any]:
@@ -348,10 +373,13 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     trace_count = sum(k.startswith(TRACE) for k in resources)
     ccs = sorted(k[len(CC):] for k in resources if k.startswith(CC) and ":" not in k[len(CC):])
     contest = "yes" if CONTEST_BUILD in resources else f"no ({cannot_build(paths)})"
+    controllers = sorted(k[len(CONTROLLER):] for k in resources if k.startswith(CONTROLLER))
+    prr = (f"yes (controllers {', '.join(controllers) or 'none'})" if OPENFLOW in resources
+           else "no (Open vSwitch is not running: ./setup/start-ovs.sh)")
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
           f"{code_version()}; {trace_count} traces verified; congestion controls "
-          f"{', '.join(ccs) or 'none'}; builds contest submissions: {contest}; joining "
-          f"{scheduler}, listening on {listen}", file=out, flush=True)
+          f"{', '.join(ccs) or 'none'}; builds contest submissions: {contest}; PRR runs: "
+          f"{prr}; joining {scheduler}, listening on {listen}", file=out, flush=True)
 
     async def serve() -> None:
         async with loopback_nanny()(scheduler, nthreads=jobs, resources=resources,

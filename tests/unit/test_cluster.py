@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from app.cluster import (ClusterChoice, parse_cluster, requirements, unservable)
-from app.cluster_worker import CC, CODE, RUNS, clean_dead_attempts, trace_resource
+from app.cluster_worker import (CC, CODE, CONTROLLER, OPENFLOW, RUNS, clean_dead_attempts,
+                                openflow_tokens, trace_resource)
 from app.run_archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
 from app.validation import InvalidValue
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
-from core.runspec import RunSpec, make_params
+from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
 from core.traces import ManifestEntry, TraceSet
 
 SPEC = RunSpec(experiment="exp", scheme="fixed-window", data_trace="rate:12",
@@ -245,3 +246,44 @@ def test_spec_json_survives_the_trip(tmp_path: Path) -> None:
     dest.mkdir()
     unpack(pack(_run_folder(tmp_path)), dest)
     assert RunSpec.from_dict(json.loads((dest / "spec.json").read_text())) == SPEC
+
+
+def test_a_prr_run_needs_open_vswitch_and_its_planned_controller(tmp_path: Path) -> None:
+    spec = RunSpec(experiment="prr-fig2", scheme="cubic", data_trace="rate:10",
+                   ack_trace="rate:10", duration_s=None,
+                   options=make_params(topology=OPENFLOW_SWITCH, controller="pox"))
+    needs, _ = requirements(spec, _traces(tmp_path))
+    assert needs[OPENFLOW] == 1 and needs[CONTROLLER + "pox"] == 1
+    assert CONTROLLER + "os-ken" not in needs
+    workers: dict[str, dict[str, float]] = {
+        "tcp://a:1": {RUNS: 4, CODE + code_version(): 4, CC + "cubic": 4, OPENFLOW: 4,
+                      CONTROLLER + "os-ken": 4},
+        "tcp://b:1": {RUNS: 4, CODE + code_version(): 4, CC + "cubic": 4,
+                      CONTROLLER + "pox": 4}}
+    why = unservable(needs, workers)
+    assert why is not None and "no single worker" in why
+    del workers["tcp://b:1"]
+    why = unservable(needs, workers)
+    assert why is not None and "the OpenFlow controller pox" in why
+    workers["tcp://a:1"][CONTROLLER + "pox"] = 4
+    assert unservable(needs, workers) is None
+    # A trace-path run asks for neither.
+    udp = RunSpec(experiment="e", scheme="sprout", data_trace="T.down", ack_trace="T.up",
+                  duration_s=5.0)
+    assert not {OPENFLOW} & set(requirements(udp, _traces(tmp_path))[0])
+
+
+def test_a_worker_without_open_vswitch_offers_no_prr_runs(monkeypatch) -> None:
+    import controllers.launcher
+    import controllers.pox_install
+    import topologies.prr_path
+
+    def no_ovs() -> None:
+        raise topologies.prr_path.OvsUnavailable("Open vSwitch is not running")
+
+    monkeypatch.setattr(topologies.prr_path, "check_ovs", no_ovs)
+    monkeypatch.setattr(controllers.pox_install, "installed", lambda *a: None)
+    monkeypatch.setattr(controllers.launcher, "osken_available", lambda: None)
+    assert openflow_tokens() == [CONTROLLER + "os-ken"]
+    monkeypatch.setattr(topologies.prr_path, "check_ovs", lambda: None)
+    assert openflow_tokens() == [OPENFLOW, CONTROLLER + "os-ken"]
