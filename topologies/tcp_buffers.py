@@ -3,9 +3,9 @@
 A network namespace starts with the machine's limits (copied at its creation since Linux
 4.15), and over an infinite queue a loss-based flow stops growing only at the receive
 window, whose ceiling comes from `tcp_rmem`'s maximum: a machine setting then sets TCP's
-standing queue, hence its delay. Machines differ widely (4 MB in Linux 3.2, 6 MB from 3.5,
-32 MB from 6.16, 16 MB on many tuned cloud images), so the Sprout experiments pin their
-hosts to the defaults of the kernel the paper measured (Linux 3.2.0) instead.
+standing queue, hence its delay. Machines differ widely (4 MB in Linux 3.2, 6 MB in later
+3.x kernels, 32 MB in kernels since 2025, 16 MB on many tuned cloud images), so the Sprout
+experiments pin their hosts to the defaults of the kernel the paper measured (Linux 3.2.0).
 
 The profile is a RunSpec option (`tcp_buffers`), so it is part of the run's id.
 """
@@ -20,7 +20,7 @@ LINUX_3_2 = "linux-3.2"
 
 # Linux 3.2's tcp_init() on a machine with enough memory: tcp_rmem and tcp_wmem maxima of
 # 4 MB, and tcp_adv_win_scale 2 (a quarter of the buffer kept for overhead, so a receive
-# window of at most 3 MB). Linux 3.5 moved to 6 MB and scale 1, the same 3 MB window.
+# window of at most 3 MB). Later 3.x kernels moved to 6 MB and scale 1: the same 3 MB window.
 # Kernels from 6.6 ignore tcp_adv_win_scale and derive the window from the measured
 # payload-to-buffer ratio; the limits still bound it.
 PROFILES: dict[str, dict[str, str]] = {
