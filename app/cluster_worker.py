@@ -375,7 +375,7 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     contest = "yes" if CONTEST_BUILD in resources else f"no ({cannot_build(paths)})"
     controllers = sorted(k[len(CONTROLLER):] for k in resources if k.startswith(CONTROLLER))
     prr = (f"yes (controllers {', '.join(controllers) or 'none'})" if OPENFLOW in resources
-           else "no (Open vSwitch is not running: ./setup/start-ovs.sh)")
+           else "no (Open vSwitch is not installed or not running: ./repro doctor)")
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
           f"{code_version()}; {trace_count} traces verified; congestion controls "
           f"{', '.join(ccs) or 'none'}; builds contest submissions: {contest}; PRR runs: "
