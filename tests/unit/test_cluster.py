@@ -274,6 +274,7 @@ def test_a_prr_run_needs_open_vswitch_and_its_planned_controller(tmp_path: Path)
 
 
 def test_a_worker_without_open_vswitch_offers_no_prr_runs(monkeypatch) -> None:
+    pytest.importorskip("mininet")  # topologies.prr_path builds on it; a worker has it
     import controllers.launcher
     import controllers.pox_install
     import topologies.prr_path
