@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from app.validation import DELAY_MS, DURATION, JOBS, TRIALS, InvalidValue
-from core.paths import MissingBinary, ProjectPaths, display
+from app.validation import DELAY_MS, DURATION, JOBS, TRIALS
+from core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Unavailable, UsageError
+from core.paths import ProjectPaths, display
 from core.runspec import RunSpec, make_params
-from core.traces import TraceError, TraceSet
+from core.traces import TraceSet
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 log = logging.getLogger("repro")
 
@@ -30,12 +30,8 @@ def _traces(args: argparse.Namespace, paths: ProjectPaths) -> TraceSet:
 
 def _require_root() -> None:
     if os.geteuid() != 0:
-        raise PrerequisiteMissing("this command needs root (network namespaces, raw sockets, "
-                                  "BPF): run it with sudo")
-
-
-class PrerequisiteMissing(RuntimeError):
-    pass
+        raise Unavailable("this command needs root (network namespaces, raw sockets, BPF): "
+                          "run it with sudo")
 
 
 def cmd_doctor(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -129,7 +125,7 @@ def _cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
         return open_cluster(args.cluster, paths, traces, jobs, jobs_given=args.jobs is not None,
                             dashboard=args.dashboard)
     except ClusterUnavailable as e:
-        raise PrerequisiteMissing(str(e)) from None
+        raise Unavailable(str(e)) from None
 
 
 def cmd_worker(args: argparse.Namespace, paths: ProjectPaths) -> int:
@@ -445,20 +441,11 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
     paths = ProjectPaths()
-    from core.queue_spec import QueueSpecError
-    from experiments.options import OptionError
-    from experiments.registry import UnknownExperiment
-    from schemes.base import SchemeUnavailable
-    from schemes.registry import SchemeParameterError, UnknownScheme
     try:
         return COMMANDS[args.command](args, paths)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (TraceError, UnknownScheme, UnknownExperiment, QueueSpecError,
-            SchemeParameterError, OptionError, InvalidValue) as e:
+    except (UsageError, Unavailable) as e:  # every refusal derives from one of these
         print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except (PrerequisiteMissing, MissingBinary, SchemeUnavailable) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_PREREQ
+        return e.exit_status

@@ -39,6 +39,7 @@ from app.cluster_worker import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, R
 from app.run_archive import ArchiveError, Committer
 from app.validation import InvalidValue
 from core.code_version import code_version
+from core.errors import Unavailable
 from core.paths import ProjectPaths
 from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceError, TraceSet
@@ -51,7 +52,7 @@ STOP_WAIT_S = 60.0  # after Ctrl-C: how long the client waits for the runs to te
 CONNECT_TIMEOUT_S = 30.0
 
 
-class ClusterUnavailable(RuntimeError):
+class ClusterUnavailable(Unavailable):
     """The engine is missing, or the scheduler cannot be reached or has no workers."""
 
 

@@ -46,7 +46,8 @@ from app.cluster_submission import ShippedSubmission, build_on_worker, cannot_bu
 from app.run_archive import RunArchive, pack
 from core.code_version import code_version
 from core.paths import ProjectPaths
-from core.results import FAILED, pid_alive
+from core.processes import pid_alive
+from core.results import FAILED
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
 

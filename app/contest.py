@@ -31,6 +31,7 @@ from typing import Any
 
 from analysis.leaderboard import board, write_leaderboards
 from app.executor import execute
+from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths, display
 from core.results import ExperimentStore, read_json, write_json
 from core.traces import TraceError, TraceSet
@@ -42,7 +43,6 @@ from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_
 EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 TRACE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PREREQ = 0, 1, 2, 3
 SUMMARY_KEYS = ("throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "score",
                 "utilization", "capacity_mbps", "window_capped")
 
@@ -271,14 +271,8 @@ def redraw(paths: ProjectPaths, traces: TraceSet) -> int:
 
 
 def main(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
-    from app.cluster import ClusterUnavailable
-    try:
-        if args.contest_command == "board":
-            return redraw(paths, traces)
-        return submit(args, paths, traces)
-    except SubmissionRefused as e:
-        print(f"refused: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except (SandboxUnavailable, ClusterUnavailable) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_PREREQ
+    """A refused submission (exit 2) or a machine that cannot build it (exit 3) reaches the
+    command line as the error it is."""
+    if args.contest_command == "board":
+        return redraw(paths, traces)
+    return submit(args, paths, traces)

@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from core.errors import UsageError
 from core.runspec import RunSpec
 
 
-class InvalidValue(ValueError):
+class InvalidValue(UsageError):
     """A value outside its flag's accepted range; the message names both."""
 
 

@@ -22,7 +22,8 @@ from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsChe
 from analysis.coverage import short_reason
 from analysis.summary import INVALID, RunRecord, failed_records, failed_runs
 from core.code_version import analysis_version
-from core.results import DONE, ExperimentStore, experiment_store, pid_alive, read_json
+from core.processes import pid_alive
+from core.results import DONE, ExperimentStore, experiment_store, read_json
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.recorded_options import RecordError, as_recorded

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.errors import UsageError
+
 PATTERNS: dict[str, tuple[int, ...]] = {
     "light": (1, 2, 3, 4, 5),
     "heavy": (1, 2, 3, 4, 6, 7, 8),
@@ -28,7 +30,7 @@ MAX_SEGMENT = 10_000
 SEQ_MOD = 1 << 32
 
 
-class DropPlanError(ValueError):
+class DropPlanError(UsageError):
     """A pattern or list that names no valid plan."""
 
 

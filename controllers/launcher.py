@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -27,7 +26,9 @@ from typing import Any, Callable
 from controllers import pox_install
 from controllers.drop_log import DropLog
 from controllers.plan_logic import CONFIG_ENV, ControllerConfig
+from core.errors import Unavailable
 from core.paths import REPO_ROOT
+from core.processes import stop_child
 
 CONTROLLERS = ("pox", "os-ken", "auto")
 LISTEN_HOST = "127.0.0.1"
@@ -41,7 +42,7 @@ class ControllerError(RuntimeError):
     """The controller would not start, never saw the switch, or died."""
 
 
-class ControllerUnavailable(ControllerError):
+class ControllerUnavailable(ControllerError, Unavailable):
     """The controller asked for is not installed here."""
 
 
@@ -244,17 +245,8 @@ class ControllerProcess:
         return DropLog.read(self.log_path)
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        if self.process is not None:
+            stop_child(self.process, grace_s=5, group=True)
 
     def describe(self) -> dict[str, Any]:
         return {**self.choice.to_dict(), "listen": self.target,

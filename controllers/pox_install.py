@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import Unavailable
 from core.paths import REPO_ROOT
 from core.results import write_json
 
@@ -41,7 +42,7 @@ STAMP = ".netrepro-pox.json"
 CLONE_TIMEOUT_S = 120
 
 
-class PoxInstallError(RuntimeError):
+class PoxInstallError(Unavailable):
     """POX could not be installed from any place; the message names each one tried."""
 
 

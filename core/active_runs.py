@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from core.results import pid_alive, write_json
+from core.processes import pid_alive, stop_pid
+from core.results import write_json
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +90,7 @@ def clean_leftovers(directory: Path,
         for pid_text, marker in record.get("processes", {}).items():
             pid = int(pid_text)
             if pid_alive(pid) and marker in _cmdline(pid):
-                _terminate(pid)
+                stop_pid(pid, grace_s=2.0)
                 report.append(f"killed leftover {marker!r} (pid {pid}) of run {record['prefix']}")
         for bridge in record.get("bridges", []):
             # Only a name carrying the record's own prefix: the record cannot name another's.
@@ -100,25 +99,3 @@ def clean_leftovers(directory: Path,
         path.unlink(missing_ok=True)
         report.append(f"removed record of dead run {record['prefix']}")
     return report
-
-
-def _terminate(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-        if _gone_within(pid, 2.0):
-            return
-        os.kill(pid, signal.SIGKILL)
-        # SIGKILL is delivered asynchronously: wait for the exit, so callers see it gone.
-        if not _gone_within(pid, 5.0):
-            log.warning("pid %d survived SIGKILL for 5 s (uninterruptible sleep?)", pid)
-    except ProcessLookupError:
-        pass
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while pid_alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.1)
-    return True

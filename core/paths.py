@@ -5,13 +5,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.errors import Unavailable
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Kernel state we register (eBPF congestion controls) is global to the machine and gone at
 # reboot, as /run is: every checkout on the machine must see the same records of it.
 MACHINE_STATE_DIR = Path("/run/netrepro")
 
 
-class MissingBinary(RuntimeError):
+class MissingBinary(Unavailable):
     """A native program the run needs has not been built."""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.errors import UsageError
+
 CODEL_TARGET_MS = 5
 CODEL_INTERVAL_MS = 100
 
@@ -18,7 +20,7 @@ FORMS = ("use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N
          "codel or codel:target=MS,interval=MS")
 
 
-class QueueSpecError(ValueError):
+class QueueSpecError(UsageError):
     pass
 
 

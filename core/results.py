@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from core.processes import pid_alive
 from core.runspec import RunSpec
 
 DONE = "DONE"
@@ -29,29 +30,6 @@ FAILED = "FAILED.json"
 SPEC = "spec.json"
 # results/<SHARED_RUNS>/: the pool of runs every experiment's runs/ links into.
 SHARED_RUNS = "runs"
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether `pid` runs. A zombie does not: it has exited and waits only for its parent
-    (for an orphan, the machine's init, which may reap late) to collect its status."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return _process_state(pid) not in ("Z", "X")
-
-
-def _process_state(pid: int) -> str:
-    """The state letter of /proc/<pid>/stat ("" when it cannot be read)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # The command name in parentheses may hold spaces or ')': the state follows the last ')'.
-    fields = stat[stat.rfind(")") + 1:].split()
-    return fields[0] if fields else ""
 
 
 @dataclass(frozen=True)

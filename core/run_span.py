@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.errors import UsageError
 from core.runspec import RunSpec
 
 # RunSpec options read here.
@@ -30,7 +31,7 @@ WARMUP_S = "warmup_s"      # seconds played but not scored (default 0)
 OFFSET_S = "offset_s"      # where in the traces the run starts, seconds (default 0)
 
 
-class SpanError(ValueError):
+class SpanError(UsageError):
     """The spec's span cannot be played (the message says why)."""
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from core.code_version import code_version
+from core.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ OPENFLOW_SWITCH = "openflow-switch"
 TOPOLOGIES = (TRACE_PATH, OPENFLOW_SWITCH)
 
 
-class UnknownTopology(ValueError):
+class UnknownTopology(UsageError):
     pass
 
 

@@ -28,6 +28,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from core.errors import UsageError
 from core.paths import REPO_ROOT
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ MANIFEST_COLUMNS = ("name", "git_blob_sha1", "upstream")
 Opener = Callable[[str, float], bytes]
 
 
-class TraceError(Exception):
+class TraceError(UsageError):
     """Base of every trace problem; the message names the trace and the fix."""
 
 

@@ -20,10 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from core.errors import UsageError
+
 OPTION_TYPES = (bool, int, float, str)
 
 
-class OptionError(ValueError):
+class OptionError(UsageError):
     """An option value the experiment does not accept; the message names the flag."""
 
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from core.code_version import code_version
+from core.errors import UsageError
 from core.paths import display
 from core.results import write_json
 from experiments.base import Experiment
@@ -32,7 +33,7 @@ RECORD = "options.json"
 RECORD_FORMAT = 1
 
 
-class RecordError(ValueError):
+class RecordError(UsageError):
     """The options on record cannot be used; the message names the file and the fix."""
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from core.errors import UsageError
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.contest import Contest
@@ -16,7 +17,7 @@ EXPERIMENTS: tuple[type[Experiment], ...] = (
     ContestWarmupA, SproutFig7, SproutRisk, PrrFig2, Contest, *CONTEST_FIGURES)
 
 
-class UnknownExperiment(ValueError):
+class UnknownExperiment(UsageError):
     pass
 
 

@@ -7,19 +7,20 @@ Everything it writes goes into the run's artifact folder.
 from __future__ import annotations
 
 import logging
-import signal
 import subprocess
-import time
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from core.errors import Unavailable
+from core.processes import stop_child
+
 log = logging.getLogger(__name__)
 
 
-class SchemeUnavailable(RuntimeError):
+class SchemeUnavailable(Unavailable):
     """The scheme cannot run on this machine; the message says what is missing and the fix."""
 
 
@@ -112,14 +113,7 @@ class ManagedProcess:
             raise StillRunning(f"{self.label} still running after {timeout_s:g} s") from None
 
     def stop(self, grace_s: float = 5.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + grace_s
-            while self.proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if self.proc.poll() is None:
-                self.proc.kill()
-        return self.proc.wait()
+        return stop_child(self.proc, grace_s)
 
     def stderr_tail(self, lines: int = 5) -> str:
         text = self.stderr_path.read_text(errors="replace").strip().splitlines()[-lines:]

@@ -39,7 +39,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ContextManager, Iterable, Iterator, Sequence
 
+from core.errors import Unavailable
 from core.file_lock import exclusive_lock
+from core.processes import process_state
 from core.paths import ProjectPaths
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,7 @@ _NAME_RE = re.compile(r"^[a-z0-9_]{1,15}$")  # TCP_CA_NAME_MAX is 16 with the NU
 _BPFTOOL_OUTPUT_LINES = 60
 
 
-class CcUnavailable(RuntimeError):
+class CcUnavailable(Unavailable):
     """No provider can serve the requested congestion control (the message says why)."""
 
 
@@ -127,13 +129,8 @@ class SystemLayer:
 
     def process_start_time(self, pid: int) -> str | None:
         """The process's start time (clock ticks after boot), None if it is gone."""
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            return None
-        # The command name (field 2) may contain spaces; fields resume after ')'.
-        fields = stat[stat.rindex(")") + 2:].split()
-        return fields[19]  # field 22 overall: starttime
+        state = process_state(pid)
+        return state.start_time if state else None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from core.processes import stop_child
 from schemes.base import MininetHost, SchemeUnavailable
 
 log = logging.getLogger(__name__)
@@ -91,13 +92,7 @@ class PacketCapture:
         if self.proc is None:
             self.facts = {"status": "not started"}
             return self.facts
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_child(self.proc, STOP_TIMEOUT_S, first=signal.SIGINT)  # SIGINT: tcpdump's counts
         stats = CaptureStats.parse(self._stderr())
         self.facts = {"file": self.path.name, "host": self.host.name,
                       "interface": self.interface, "filter": self.bpf_filter,

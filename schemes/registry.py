@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from schemes import grump, sprout, submission, tcp, tcp_aqm
@@ -25,7 +26,7 @@ FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, tcp_aqm.TABLE, grump
 TCP_VARIANTS = tcp.TCP_VARIANTS
 
 
-class UnknownScheme(ValueError):
+class UnknownScheme(UsageError):
     pass
 
 

@@ -17,10 +17,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import Unavailable
+
 SANDBOX_USER = "netrepro-student"
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(Unavailable):
     """The machine cannot run untrusted code safely; the message says how to fix it."""
 
 

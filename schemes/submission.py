@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.errors import UsageError
 from core.paths import ProjectPaths
 from schemes.base import Endpoints, RunInvalid, SchemeUnavailable, StillRunning
 from schemes.grump import GRUMP_PORT, GrumpScheme
@@ -55,7 +56,7 @@ GENERATIONS = {
 }
 
 
-class SubmissionRefused(ValueError):
+class SubmissionRefused(UsageError):
     """The submission is not something the contest can build; the message says why."""
 
 

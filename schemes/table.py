@@ -13,13 +13,15 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from core.errors import UsageError
+
 if TYPE_CHECKING:
     from core.paths import ProjectPaths
     from core.runspec import RunSpec
     from schemes.base import Scheme
 
 
-class SchemeParameterError(ValueError):
+class SchemeParameterError(UsageError):
     """A parameter the scheme does not take, or out of its range: refused, never ignored."""
 
 

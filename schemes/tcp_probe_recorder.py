@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ContextManager
 
+from core.errors import Unavailable
 from core.file_lock import exclusive_lock
+from core.processes import process_state
 from schemes.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,7 @@ READ_CHUNK = 1 << 16
 _FILTER_SPORT = re.compile(r"\b[sd]port\s*==\s*(\d+)")
 
 
-class ProbeUnavailable(RuntimeError):
+class ProbeUnavailable(Unavailable):
     """tcp_probe cannot be recorded here; the message says what is missing and the fix."""
 
 
@@ -63,11 +65,8 @@ def find_tracefs() -> Path | None:
 
 def _process_start_time(pid: int) -> str | None:
     """The process's start time (clock ticks after boot), None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2:].split()[19]
+    state = process_state(pid)
+    return state.start_time if state else None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from controllers.drop_log import DropLog, plan_problems
 from controllers.launcher import ControllerChoice, ControllerProcess, choose_controller
 from controllers.plan_logic import ControllerConfig
 from core.active_runs import ActiveRun
+from core.errors import Unavailable
 from core.paths import ProjectPaths
 from topologies.offloads import disable_offloads
 from topologies.prr_config import PrrPathConfig
@@ -64,7 +65,7 @@ SYSCTLS = {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_no_metrics_save": "1",
 OVS_MODULE = Path("/sys/module/openvswitch")
 
 
-class OvsUnavailable(RuntimeError):
+class OvsUnavailable(Unavailable):
     """Open vSwitch is not installed or not running."""
 
 

@@ -27,7 +27,6 @@ import logging
 import random
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -38,7 +37,9 @@ from typing import Any, Callable
 from mininet.link import Intf, Link
 from mininet.node import Node
 
+from core.errors import UsageError
 from core.paths import ProjectPaths
+from core.processes import stop_child
 from topologies.link_side import LinkSide
 from topologies.offloads import disable_offloads
 
@@ -75,7 +76,7 @@ def _random_mac() -> str:
     return ":".join(f"{o:02x}" for o in octets)
 
 
-class TraceLinkOptionError(ValueError):
+class TraceLinkOptionError(UsageError):
     """A keyword TraceLink does not honour, or two that contradict each other."""
 
 
@@ -380,14 +381,7 @@ class TraceLink(Link):
         """SIGTERM the emulator so it flushes its logs; returns its exit status."""
         if self.process is None:
             return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return stop_child(self.process, grace_s=10)
 
     def stop(self) -> None:
         """Tear down exactly what this link made (idempotent)."""

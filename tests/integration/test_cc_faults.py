@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from core.paths import REPO_ROOT, ProjectPaths
-from core.results import pid_alive
+from core.processes import pid_alive
 from schemes.tcp_probe_recorder import find_tracefs
 
 REPRO = str(REPO_ROOT / "repro")

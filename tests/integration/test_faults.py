@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from core.paths import REPO_ROOT
-from core.results import pid_alive
+from core.processes import pid_alive
 from tests.integration.active_record import pid_of, wait_for_process
 
 REPRO = str(REPO_ROOT / "repro")

@@ -16,7 +16,7 @@ import pytest
 
 from app.executor import execute
 from core.paths import REPO_ROOT
-from core.results import pid_alive
+from core.processes import pid_alive
 from core.runspec import RunSpec
 from schemes.sprout import SproutScheme
 from tests.integration.active_record import pid_of, wait_for_process

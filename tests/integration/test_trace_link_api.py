@@ -11,7 +11,7 @@ import pytest
 from mininet.net import Mininet
 
 from analysis.mahimahi_log import parse_log
-from core.results import pid_alive
+from core.processes import pid_alive
 from topologies.trace_link import TraceLink, TraceLinkOptionError
 from topologies.trace_path import new_prefix
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from core.active_runs import ActiveRun, clean_leftovers
-from core.results import pid_alive
+from core.processes import pid_alive
 
 
 def _dead_pid() -> int:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from core.errors import EXIT_USAGE
 from app import cli
 from core.results import ExperimentStore
 from core.runspec import RunSpec
@@ -141,14 +142,14 @@ def test_bad_option_values_are_refused_with_the_flag_and_range(
         capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         cli.main(["run", "with-options", *argv])
-    assert e.value.code == cli.EXIT_USAGE
+    assert e.value.code == EXIT_USAGE
     assert message in capsys.readouterr().err
     assert with_options == []
 
 
 def test_an_option_the_experiment_does_not_declare_is_refused(
         with_options: list[Any], capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["run", "without-options", "--one-way"]) == cli.EXIT_USAGE
+    assert cli.main(["run", "without-options", "--one-way"]) == EXIT_USAGE
     assert "without-options does not take --one-way; it takes no options" in \
         capsys.readouterr().err
     assert with_options == []

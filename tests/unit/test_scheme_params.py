@@ -6,6 +6,7 @@ import types
 
 import pytest
 
+from core.errors import EXIT_USAGE
 from app import cli
 from core.runspec import RunSpec, make_params
 from schemes.registry import SchemeParameterError, UnknownScheme, accepted_params, check_params
@@ -58,5 +59,5 @@ def test_one_refuses_before_building_anything(monkeypatch: pytest.MonkeyPatch, c
     monkeypatch.setitem(sys.modules, "app.executor", executor)
     status = cli.main(["one", "--scheme", "sprout", "--window", "10", "--data-trace",
                        "rate:12", "--ack-trace", "rate:12", "--duration", "5", "--json"])
-    assert status == cli.EXIT_USAGE
+    assert status == EXIT_USAGE
     assert "sprout does not take --window" in capsys.readouterr().err
