@@ -373,7 +373,6 @@ OPTION_DEST = "option_"
 
 def _add_experiment_options(run: argparse.ArgumentParser) -> None:
     """One flag per option an experiment declares (experiments/options.py)."""
-    from experiments.options import OptionError
     from experiments.registry import experiment_classes
     seen: dict[str, Any] = {}
     for cls in experiment_classes():
@@ -386,18 +385,12 @@ def _add_experiment_options(run: argparse.ArgumentParser) -> None:
             users = [c.name for c in experiment_classes() if option in c.options]
             help_text = f"{option.help} ({option.accepted()}; default {option.default!r}; " \
                         f"{', '.join(users)})"
-
-            def parse(text: str, option: Any = option) -> Any:
-                try:
-                    return option.parse(text)
-                except OptionError as e:
-                    raise argparse.ArgumentTypeError(str(e)) from None
-
             if option.type is bool:
                 run.add_argument(option.flag, dest=OPTION_DEST + option.name,
                                  action="store_true", default=argparse.SUPPRESS, help=help_text)
             else:
-                run.add_argument(option.flag, dest=OPTION_DEST + option.name, type=parse,
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name, type=option.argtype(),
+                                 metavar=option.name.upper(),
                                  default=argparse.SUPPRESS, help=help_text)
 
 

@@ -37,7 +37,7 @@ from app.cluster_worker import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, R
                                 STARTED_TOPIC, STOP_EVENT, TRACE, RemoteResult, RemoteTask,
                                 capabilities, file_sha256, trace_resource)
 from app.run_archive import ArchiveError, Committer
-from app.validation import InvalidValue
+from core.settings import SettingError
 from core.code_version import code_version
 from core.errors import Unavailable
 from core.paths import ProjectPaths
@@ -69,11 +69,11 @@ def parse_cluster(text: str) -> ClusterChoice:
     if text.startswith(LOCAL):
         count = text[len(LOCAL):]
         if not count.isdigit() or int(count) < 1:
-            raise InvalidValue(f"--cluster {text}: local:N takes N >= 1 worker processes")
+            raise SettingError(f"--cluster {text}: local:N takes N >= 1 worker processes")
         return ClusterChoice(local_workers=int(count))
     scheme, sep, rest = text.partition("://")
     if not sep or scheme not in ("tcp", "tls") or ":" not in rest:
-        raise InvalidValue(f"--cluster {text}: expected tcp://HOST:PORT, tls://HOST:PORT "
+        raise SettingError(f"--cluster {text}: expected tcp://HOST:PORT, tls://HOST:PORT "
                            "(a Dask scheduler) or local:N")
     return ClusterChoice(address=text)
 
@@ -336,7 +336,7 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
         n = choice.local_workers
         per = jobs // n
         if per < 1:
-            raise InvalidValue(f"--cluster local:{n} shares --jobs {jobs} among {n} workers: "
+            raise SettingError(f"--cluster local:{n} shares --jobs {jobs} among {n} workers: "
                                f"give --jobs {n} or more, or fewer workers")
         resources = capabilities(paths, traces, per)
         (paths.state_dir / "cluster").mkdir(parents=True, exist_ok=True)

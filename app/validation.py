@@ -7,67 +7,18 @@ parameter rules (schemes/registry.py).
 """
 from __future__ import annotations
 
-import argparse
-import math
-from dataclasses import dataclass
-from typing import Callable
-
-from core.errors import UsageError
 from core.runspec import RunSpec
-
-
-class InvalidValue(UsageError):
-    """A value outside its flag's accepted range; the message names both."""
-
-
-@dataclass(frozen=True)
-class Range:
-    flag: str
-    kind: type  # int or float
-    low: float
-    high: float
-    low_open: bool = False  # low itself is not accepted
-    high_open: bool = False
-    unit: str = ""
-
-    def accepted(self) -> str:
-        kind = "an integer" if self.kind is int else "a number"
-        left = f"{self.low:g} < " if self.low_open else f"{self.low:g} <= "
-        right = f" < {self.high:g}" if self.high_open else f" <= {self.high:g}"
-        unit = f" ({self.unit})" if self.unit else ""
-        return f"{kind}{unit}, {left}{self.flag.lstrip('-')}{right}"
-
-    def check(self, value: float) -> float:
-        if isinstance(value, float) and not math.isfinite(value) or \
-                value < self.low or (self.low_open and value == self.low) or \
-                value > self.high or (self.high_open and value == self.high):
-            raise InvalidValue(f"{self.flag}: {value:g} is out of range; accepted: "
-                               f"{self.accepted()}")
-        return value
-
-    def parse(self, text: str) -> float:
-        try:
-            value = self.kind(text)
-        except ValueError:
-            raise InvalidValue(f"{self.flag}: {text!r} is not {self.accepted()}") from None
-        return self.check(value)
-
-    def argtype(self) -> Callable[[str], float]:
-        """For argparse's type=: the refusal becomes a usage error (exit status 2)."""
-        def parse(text: str) -> float:
-            try:
-                return self.parse(text)
-            except InvalidValue as e:
-                raise argparse.ArgumentTypeError(str(e)) from None
-        parse.__name__ = self.flag  # argparse names the type in some messages
-        return parse
+from core.settings import Setting
 
 
 # The emulator's span is whole milliseconds above 0.
-DURATION = Range("--duration", float, 0.001, 86400.0, unit="seconds")
-DELAY_MS = Range("--delay-ms", int, 0, 10_000, unit="milliseconds each way")
-JOBS = Range("--jobs", int, 1, 256, unit="runs side by side")
-TRIALS = Range("--trials", int, 1, 1000)
+DURATION = Setting("duration", float, "seconds (the trace loops)", minimum=0.001,
+                   maximum=86400.0, unit="seconds")
+DELAY_MS = Setting("delay_ms", int, "fixed delay each way", minimum=0, maximum=10_000,
+                   unit="milliseconds each way")
+JOBS = Setting("jobs", int, "runs side by side", minimum=1, maximum=256,
+               unit="runs side by side")
+TRIALS = Setting("trials", int, "repeats of every run", minimum=1, maximum=1000)
 
 
 def check_spec(spec: RunSpec) -> None:

@@ -17,7 +17,8 @@ from analysis.summary import RunRecord
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
-from experiments.options import ExperimentOption, resolve
+from core.settings import Setting
+from experiments.options import resolve
 
 
 class Experiment(ABC):
@@ -26,7 +27,7 @@ class Experiment(ABC):
     # What the quick mode promises, for the plan printed before a run.
     quick_note: str = ""
     # Run parameters beyond the scheme's that this experiment takes from the command line.
-    options: ClassVar[tuple[ExperimentOption, ...]] = ()
+    options: ClassVar[tuple[Setting, ...]] = ()
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None) -> None:
         self.traces = traces

@@ -29,9 +29,9 @@ from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
 from core.results import ExperimentStore
 from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
+from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.options import ExperimentOption, OptionError
 from experiments.prr_fig2_claims import CLAIMS, acks_waited
 
 log = logging.getLogger(__name__)
@@ -54,25 +54,34 @@ RECOVERY_LABELS = {"rate-halving": "rate halving (Linux <= 3.1)", "rfc3517": "RF
 ALL = "all"
 # The run options prr-fig2 takes on the command line (`repro run prr-fig2 --pattern heavy`).
 # "all" (the default) expands into one run per value in the matrix.
-OPTIONS: tuple[ExperimentOption, ...] = (
-    ExperimentOption("pattern", "--pattern", str, ALL,
-                     "loss pattern: light, heavy, base, or original segment numbers such as "
-                     "1,2,3 (all: the three patterns)"),
-    ExperimentOption("size", "--size", int, 0,
-                     "transfer size in bytes (0: 32768 and 65536; quick: 32768)",
-                     minimum=0, maximum=64 * 1024 * 1024),
-    ExperimentOption("recovery", "--recovery", str, ALL, "fast recovery (all: every one)",
-                     choices=(ALL,) + RECOVERIES),
-    ExperimentOption("cc", "--cc", str, "cubic", "base congestion control", choices=CCS),
-    ExperimentOption("controller", "--controller", str, "auto",
-                     "OpenFlow controller: pox, os-ken, or auto (POX if installed, else "
-                     "os-ken; the run records which)", choices=CONTROLLERS),
-    ExperimentOption("bottleneck", "--bottleneck", float, float(DEFAULT_BOTTLENECK_MBPS),
-                     "bottleneck rate in Mbit/s (100 as in the 2015 reproduction)",
-                     minimum=0.1, maximum=1000),
-    ExperimentOption("rtt", "--rtt", int, DEFAULT_RTT_MS,
-                     "round-trip time in ms, an even number (20 ms each way by default)",
-                     minimum=0, maximum=2000),
+
+
+def _check_pattern(text: str) -> None:
+    if text != ALL:
+        from controllers.drop_plan import DropPlan
+        DropPlan.parse(text)  # an unknown pattern or a bad list is refused here
+
+
+def _check_rtt(rtt: int) -> None:
+    if rtt % 2:
+        raise ValueError(f"{rtt} is odd: the RTT is split evenly between the directions")
+
+
+OPTIONS: tuple[Setting, ...] = (
+    Setting("pattern", str, "loss pattern: light, heavy, base, or original segment numbers "
+            "such as 1,2,3 (all: the three patterns)", default=ALL, validate=_check_pattern),
+    Setting("size", int, "transfer size in bytes (0: 32768 and 65536; quick: 32768)",
+            default=0, minimum=0, maximum=64 * 1024 * 1024),
+    Setting("recovery", str, "fast recovery (all: every one)", default=ALL,
+            choices=(ALL,) + RECOVERIES),
+    Setting("cc", str, "base congestion control", default="cubic", choices=CCS),
+    Setting("controller", str, "OpenFlow controller: pox, os-ken, or auto (POX if installed, "
+            "else os-ken; the run records which)", default="auto", choices=CONTROLLERS),
+    Setting("bottleneck", float, "bottleneck rate in Mbit/s (100 as in the 2015 "
+            "reproduction)", default=float(DEFAULT_BOTTLENECK_MBPS), minimum=0.1,
+            maximum=1000),
+    Setting("rtt", int, "round-trip time in ms, an even number (20 ms each way by default)",
+            default=DEFAULT_RTT_MS, minimum=0, maximum=2000, validate=_check_rtt),
 )
 
 SUMMARY_COLUMNS = [
@@ -105,12 +114,6 @@ class PrrFig2(Experiment):
         self.recovery = None if o["recovery"] == ALL else str(o["recovery"])
         self.cc, self.controller = str(o["cc"]), str(o["controller"])
         self.bottleneck, self.rtt = float(o["bottleneck"]), int(o["rtt"])
-        if self.pattern is not None:
-            from controllers.drop_plan import DropPlan
-            DropPlan.parse(self.pattern)  # an unknown pattern or a bad list fails here
-        if self.rtt % 2:
-            raise OptionError(f"--rtt must be an even number of ms (it is split evenly "
-                              f"between the directions), not {self.rtt}")
 
     def resolved_options(self) -> dict[str, Any]:
         """`--controller auto` decided: the controller that serves on this machine."""

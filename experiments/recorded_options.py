@@ -27,7 +27,6 @@ from core.errors import UsageError
 from core.paths import display
 from core.results import write_json
 from experiments.base import Experiment
-from experiments.options import OptionError
 
 RECORD = "options.json"
 RECORD_FORMAT = 1
@@ -93,7 +92,7 @@ def as_recorded(exp: Experiment, root: Path) -> Experiment:
     try:
         rebuilt = exp.with_options(options)
         decided = rebuilt.resolved_options()
-    except (OptionError, ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:  # a SettingError is a ValueError
         raise RecordError(f"{shown}: {e}; {_fix(exp)}") from None
     open_choices = {k: v for k, v in decided.items() if rebuilt.chosen.get(k) != v}
     if open_choices:

@@ -37,9 +37,9 @@ from analysis.tradeoff_plot import PublishedPoint, draw_panel, series_per_scheme
 from core.results import ExperimentStore
 from core.run_span import RunSpan
 from core.runspec import RunSpec
+from core.settings import Setting, SettingError
 from core.traces import TraceError, TraceSet
 from experiments import sprout_paper
-from experiments.options import ExperimentOption, OptionError
 from experiments.sprout_claims import FIG7_CLAIMS
 from experiments.tradeoff_base import TradeoffExperiment
 
@@ -51,11 +51,10 @@ DIRECTIONS = (DOWNLINK, UPLINK)
 # network's own pair when both directions are there): `repro run` records the decision
 # (always or never), so results are judged by the traces their runs used, wherever checked.
 SUBSTITUTE, AUTO, ALWAYS, NEVER = "substitute", "auto", "always", "never"
-SUBSTITUTE_OPTION = ExperimentOption(
-    SUBSTITUTE, "--substitute", str, AUTO,
-    "use a network's stand-in trace pair (Verizon-LTE-short for Verizon-LTE-driving): auto "
-    "(when the network's own pair is not on this machine), always or never",
-    choices=(AUTO, ALWAYS, NEVER))
+SUBSTITUTE_OPTION = Setting(
+    SUBSTITUTE, str, "use a network's stand-in trace pair (Verizon-LTE-short for "
+    "Verizon-LTE-driving): auto (when the network's own pair is not on this machine), always "
+    "or never", default=AUTO, choices=(AUTO, ALWAYS, NEVER))
 # The schemes the ordering claim ranks (the paper's Figure 7 schemes that run here).
 RANKED = ("sprout", "sprout-ewma", "vegas", "cubic", "cubic-codel")
 
@@ -152,8 +151,8 @@ class SproutFig7(TradeoffExperiment):
         if chosen[SUBSTITUTE] == AUTO:
             used = {self.base_of(n) == n.substitute for n in self.networks if n.substitute}
             if len(used) > 1:
-                raise OptionError("--substitute auto uses a stand-in for some networks and not "
-                                  "others here; say --substitute always or never")
+                raise SettingError("--substitute auto uses a stand-in for some networks and not "
+                                   "others here; say --substitute always or never")
             chosen[SUBSTITUTE] = ALWAYS if used == {True} else NEVER
         return chosen
 

@@ -27,9 +27,9 @@ from core.run_span import BOTH, DIRECTIONS, ONE
 from core.run_span import OFFSET_S as OFFSET_OPTION
 from core.run_span import WARMUP_S as WARMUP_OPTION
 from core.runspec import RunSpec, make_params
+from core.settings import Setting
 from core.traces import TraceError, TraceMissing, TraceSet, load_trace
 from experiments.base import Experiment
-from experiments.options import ExperimentOption
 from topologies import tcp_buffers
 
 log = logging.getLogger(__name__)
@@ -57,18 +57,17 @@ class TradeoffExperiment(Experiment):
     # The mode and the full run's warm-up skip, from the command line (`repro run
     # sprout-fig7 --one-way --warmup-s 30`); they become the runs' options read by
     # core/run_span.py (`directions`, `warmup_s`), so they are part of every run's id.
-    options: ClassVar[tuple[ExperimentOption, ...]] = (
-        ExperimentOption("one_way", "--one-way", bool, False,
-                         "load one direction per run (netrepro's earlier mode) instead of "
-                         "both at once, as the paper did"),
-        ExperimentOption("warmup_s", "--warmup-s", float, WARMUP_S,
-                         "seconds at the start of a full run played but not scored (the "
-                         "paper skips each run's first minute)", minimum=0, maximum=600),
-        ExperimentOption(tcp_buffers.OPTION, "--tcp-buffers", str, tcp_buffers.LINUX_3_2,
-                         "the hosts' TCP buffer limits, which cap a loss-based flow's "
-                         "window over the infinite queue: those of Linux 3.2, the paper's "
-                         "kernel, or the machine's own (topologies/tcp_buffers.py)",
-                         choices=tuple(tcp_buffers.PROFILES)),
+    options: ClassVar[tuple[Setting, ...]] = (
+        Setting("one_way", bool, "load one direction per run (netrepro's earlier mode) "
+                "instead of both at once, as the paper did", default=False),
+        Setting("warmup_s", float, "seconds at the start of a full run played but not scored "
+                "(the paper skips each run's first minute)", default=WARMUP_S, minimum=0,
+                maximum=600),
+        Setting(tcp_buffers.OPTION, str, "the hosts' TCP buffer limits, which cap a "
+                "loss-based flow's window over the infinite queue: those of Linux 3.2, the "
+                "paper's kernel, or the machine's own (topologies/tcp_buffers.py)",
+                default=tcp_buffers.LINUX_3_2, flag="--tcp-buffers",
+                choices=tuple(tcp_buffers.PROFILES)),
     )
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,

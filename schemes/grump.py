@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from core.paths import REPO_ROOT, ProjectPaths
 from schemes.base import Endpoints
 from schemes.native_pair import NativePairScheme
-from schemes.table import Param, SchemeEntry, SchemeParameterError
+from core.settings import Setting
+from schemes.table import SchemeEntry, SchemeParameterError
 
 if TYPE_CHECKING:
     from core.runspec import RunSpec
@@ -36,13 +37,13 @@ class ControllerRow:
     colour: str
     marker: str
     description: str
-    params: tuple[Param, ...]
+    params: tuple[Setting, ...]
 
 
 def read_controllers(path: Path = CONTROLLERS_FILE) -> list[ControllerRow]:
     """The rows of controllers.tsv, in file order, checked as the CMake build reads them."""
     rows: list[ControllerRow] = []
-    params: dict[str, list[Param]] = {}
+    params: dict[str, list[Setting]] = {}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -66,7 +67,7 @@ def read_controllers(path: Path = CONTROLLERS_FILE) -> list[ControllerRow]:
             if kind not in _TYPES:
                 raise ControllerTableError(f"{where}: type {kind!r} is not int or float")
             cast = _TYPES[kind]
-            params[owner].append(Param(
+            params[owner].append(Setting(
                 name, cast, help_text, minimum=cast(low), maximum=cast(high),
                 default=None if default == "-" else cast(default), required=default == "-"))
         else:

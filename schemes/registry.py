@@ -14,7 +14,8 @@ from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from schemes import grump, sprout, submission, tcp, tcp_aqm
 from schemes.base import Scheme
-from schemes.table import Param, SchemeEntry, SchemeParameterError
+from core.settings import Setting
+from schemes.table import SchemeEntry, SchemeParameterError
 
 __all__ = ["SchemeParameterError", "UnknownScheme", "TCP_VARIANTS", "all_entries",
            "scheme_entry", "known_schemes", "accepted_params", "check_params", "make_scheme",
@@ -76,7 +77,7 @@ def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:
 class SharedParam:
     """One CLI flag: a parameter name and every listed scheme that takes it."""
 
-    param: Param
+    param: Setting
     schemes: tuple[str, ...]
 
     @property
@@ -100,7 +101,7 @@ def shared_params() -> list[SharedParam]:
     A name means one type everywhere (the CLI has one flag for it); a table that gives
     one name two types is refused here, and by a unit test.
     """
-    found: dict[str, tuple[Param, list[str]]] = {}
+    found: dict[str, tuple[Setting, list[str]]] = {}
     for entry in all_entries():
         if not entry.listed:
             continue

@@ -15,7 +15,8 @@ from core.paths import ProjectPaths
 from core.run_span import both_directions
 from schemes.base import Endpoints
 from schemes.native_pair import NativePairScheme
-from schemes.table import Param, SchemeEntry
+from core.settings import Setting
+from schemes.table import SchemeEntry
 
 if TYPE_CHECKING:
     from core.runspec import RunSpec
@@ -89,9 +90,9 @@ def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> SproutSc
                         both_directions=both_directions(spec))
 
 
-CONFIDENCE = Param("confidence", float, "the paper's confidence that the forecast deliveries "
-                   "happen (risk knob; 0.95: the forecast's 5th percentile)",
-                   minimum=0.001, maximum=0.999, default=DEFAULT_CONFIDENCE)
+CONFIDENCE = Setting("confidence", float, "the paper's confidence that the forecast "
+                     "deliveries happen (risk knob; 0.95: the forecast's 5th percentile)",
+                     minimum=0.001, maximum=0.999, default=DEFAULT_CONFIDENCE)
 TABLE: tuple[SchemeEntry, ...] = (
     SchemeEntry("sprout", "sprout", "Sprout (stochastic forecasts), our implementation", _build,
                 params=(CONFIDENCE,), label="Sprout", colour="tab:red", marker="*"),

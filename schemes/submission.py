@@ -36,7 +36,8 @@ from core.paths import ProjectPaths
 from schemes.base import Endpoints, RunInvalid, SchemeUnavailable, StillRunning
 from schemes.grump import GRUMP_PORT, GrumpScheme
 from schemes.sandbox import BUILD_LIMITS, Limits, SandboxUser, run_limited, run_limits, signal_name
-from schemes.table import Param, SchemeEntry
+from core.settings import Setting
+from schemes.table import SchemeEntry
 
 if TYPE_CHECKING:
     from core.runspec import RunSpec
@@ -477,7 +478,7 @@ def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> Submissi
 
 TABLE: tuple[SchemeEntry, ...] = (
     SchemeEntry("submission", "submission", "a controller submitted with ./repro contest submit",
-                _build, params=(Param("submission", str, "the submitted sources' hash",
-                                      required=True),),
+                _build, params=(Setting("submission", str, "the submitted sources' hash",
+                                        required=True),),
                 label="submission", colour="black", marker="x", listed=False),
 )

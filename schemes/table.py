@@ -9,11 +9,10 @@ docs/adding-a-scheme.md.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from core.errors import UsageError
+from core.settings import Setting, SettingError
 
 if TYPE_CHECKING:
     from core.paths import ProjectPaths
@@ -21,62 +20,8 @@ if TYPE_CHECKING:
     from schemes.base import Scheme
 
 
-class SchemeParameterError(UsageError):
+class SchemeParameterError(SettingError):
     """A parameter the scheme does not take, or out of its range: refused, never ignored."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter a scheme reads from its RunSpec (`spec.params[name]`).
-
-    `flag` is how the CLI spells it; a flag shared by several schemes (`--window`)
-    must mean the same and have the same type in each. `default` is what the scheme
-    uses when the parameter is absent (None with `required`: it must be given).
-    """
-
-    name: str
-    type: type  # int, float or str
-    help: str
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    required: bool = False
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def accepted(self) -> str:
-        """The accepted values, for messages and --help."""
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        kind = "an integer" if self.type is int else "a number"
-        if self.minimum is not None and self.maximum is not None:
-            return f"{kind} from {self.minimum:g} to {self.maximum:g}"
-        if self.minimum is not None:
-            return f"{kind} of at least {self.minimum:g}"
-        return kind
-
-    def check(self, scheme: str, value: Any) -> None:
-        """Raise SchemeParameterError naming the flag and the accepted range."""
-        bad = SchemeParameterError(
-            f"{scheme}: {self.flag} {value!r} is out of range: {self.accepted()}")
-        if self.choices:
-            if value not in self.choices:
-                raise bad
-            return
-        if self.type is str:
-            if not isinstance(value, str):
-                raise bad
-            return
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
-        if not math.isfinite(value) or (self.type is int and value != int(value)):
-            raise bad
-        if (self.minimum is not None and value < self.minimum) or (
-                self.maximum is not None and value > self.maximum):
-            raise bad
 
 
 # How a run builds the scheme: (the entry, the run's spec, the project's paths) -> Scheme.
@@ -89,7 +34,10 @@ class SchemeEntry:
     family: str
     description: str
     build: Factory = field(repr=False)
-    params: tuple[Param, ...] = ()
+    # What the scheme reads from its RunSpec (`spec.params[name]`): each setting's `default` is
+    # what it uses when absent. A flag shared by several schemes (`--window`) must mean the
+    # same and have the same type in each.
+    params: tuple[Setting, ...] = ()
     label: str = ""  # the paper's spelling on figures; the name when empty
     colour: str = ""  # matplotlib colour; empty: one chosen from the name
     marker: str = ""
@@ -102,7 +50,7 @@ class SchemeEntry:
     def display_name(self) -> str:
         return self.label or self.name
 
-    def param(self, name: str) -> Param | None:
+    def param(self, name: str) -> Setting | None:
         return next((p for p in self.params if p.name == name), None)
 
     def check(self, params: dict[str, Any]) -> None:
@@ -114,7 +62,10 @@ class SchemeEntry:
             raise SchemeParameterError(f"{self.name} does not take {names}; it takes {takes}")
         for p in self.params:
             if p.name in params:
-                p.check(self.name, params[p.name])
+                try:
+                    p.check(params[p.name])
+                except SettingError as e:
+                    raise SchemeParameterError(f"{self.name}: {e}") from None
             elif p.required:
                 raise SchemeParameterError(
                     f"{self.name} needs {p.flag} ({p.accepted()}): {p.help}")

@@ -21,7 +21,8 @@ from core.run_span import both_directions
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
 from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from schemes.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
-from schemes.table import Param, SchemeEntry, SchemeParameterError
+from core.settings import Setting
+from schemes.table import SchemeEntry, SchemeParameterError
 from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
 
 if TYPE_CHECKING:
@@ -350,12 +351,12 @@ def _recovery_request(spec: "RunSpec") -> RecoveryRequest | None:
         raise SchemeParameterError(str(e)) from e
 
 
-CC_IMPL = Param("cc_impl", str, "which provider must serve the congestion control "
-                "(auto: the kernel's, else a module, else our eBPF)",
-                choices=("auto", "kernel", "ebpf"), default="auto")
-RECOVERY = Param("recovery", str, "fast recovery: the kernel's PRR or our eBPF rate halving, "
-                 "RFC 3517 or PRR (schemes/recovery.py; decides the implementation)",
-                 choices=tuple(RECOVERIES))
+CC_IMPL = Setting("cc_impl", str, "which provider must serve the congestion control "
+                  "(auto: the kernel's, else a module, else our eBPF)",
+                  choices=("auto", "kernel", "ebpf"), default="auto")
+RECOVERY = Setting("recovery", str, "fast recovery: the kernel's PRR or our eBPF rate "
+                   "halving, RFC 3517 or PRR (schemes/recovery.py; decides the implementation)",
+                   choices=tuple(RECOVERIES))
 # name, label, colour, marker
 _VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple", "^"),
              ("bbr", "BBR", "tab:gray", "X"), ("vegas", "Vegas", "tab:green", "s"),

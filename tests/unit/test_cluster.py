@@ -15,7 +15,7 @@ from app.cluster import (ClusterChoice, parse_cluster, requirements, unservable)
 from app.cluster_worker import (CC, CODE, CONTROLLER, OPENFLOW, RUNS, clean_dead_attempts,
                                 openflow_tokens, trace_resource)
 from app.run_archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
-from app.validation import InvalidValue
+from core.settings import SettingError
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
@@ -178,7 +178,7 @@ def test_cluster_addresses(text: str, choice: ClusterChoice) -> None:
 
 @pytest.mark.parametrize("text", ["local:0", "local:x", "10.0.0.1:8786", "http://h:1", "tcp://h"])
 def test_bad_cluster_addresses_are_refused(text: str) -> None:
-    with pytest.raises(InvalidValue):
+    with pytest.raises(SettingError):
         parse_cluster(text)
 
 

@@ -14,7 +14,7 @@ from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments import registry
 from experiments.base import Experiment
-from experiments.options import ExperimentOption, OptionError
+from core.settings import Setting, SettingError
 
 
 class _Stop(Exception):
@@ -87,12 +87,11 @@ def test_the_flag_changes_what_an_experiment_plans(tmp_path: Path,
 class _WithOptions(Experiment):
     name = "with-options"
     title = "declares options"
-    options: ClassVar[tuple[ExperimentOption, ...]] = (
-        ExperimentOption("one_way", "--one-way", bool, False, "one-way delay"),
-        ExperimentOption("warmup_skip_s", "--warmup-skip-s", float, 0.0, "seconds skipped",
-                         minimum=0, maximum=60),
-        ExperimentOption("pattern", "--pattern", str, "none", "drop pattern",
-                         choices=("none", "burst")),
+    options: ClassVar[tuple[Setting, ...]] = (
+        Setting("one_way", bool, "one-way delay", default=False),
+        Setting("warmup_skip_s", float, "seconds skipped", default=0.0, minimum=0,
+                maximum=60),
+        Setting("pattern", str, "drop pattern", default="none", choices=("none", "burst")),
     )
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
@@ -105,7 +104,7 @@ class _WithOptions(Experiment):
 
 class _WithoutOptions(_WithOptions):
     name = "without-options"
-    options: ClassVar[tuple[ExperimentOption, ...]] = ()
+    options: ClassVar[tuple[Setting, ...]] = ()
 
 
 @pytest.fixture
@@ -132,7 +131,7 @@ def test_options_not_given_take_their_defaults(with_options: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--warmup-skip-s", "-1"], "--warmup-skip-s: -1.0 is out of range: a number 0 <= value <= 60"),
+    (["--warmup-skip-s", "-1"], "--warmup-skip-s: -1.0 is out of range: a number from 0 to 60"),
     (["--warmup-skip-s", "61"], "--warmup-skip-s: 61.0 is out of range"),
     (["--warmup-skip-s", "soon"], "--warmup-skip-s: 'soon' is not a number"),
     (["--pattern", "random"], "--pattern: 'random' is not one of none, burst"),
@@ -167,11 +166,10 @@ def test_list_shows_the_options(with_options: list[Any],
                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["list"]) == cli.EXIT_OK
     out = capsys.readouterr().out
-    assert "option --warmup-skip-s: seconds skipped (a number 0 <= value <= 60; default 0.0)" \
-        in out
+    assert "option --warmup-skip-s: seconds skipped (a number from 0 to 60; default 0.0)" in out
     assert "option --pattern: drop pattern (one of none, burst; default 'none')" in out
 
 
 def test_a_declaration_whose_default_is_out_of_range_is_refused() -> None:
-    with pytest.raises(OptionError, match="--delay: 500 is out of range"):
-        ExperimentOption("delay", "--delay", int, 500, "a delay", minimum=0, maximum=100)
+    with pytest.raises(SettingError, match="--delay: 500 is out of range"):
+        Setting("delay", int, "a delay", default=500, minimum=0, maximum=100)

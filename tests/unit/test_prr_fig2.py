@@ -68,7 +68,7 @@ def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
     ({"recovery": "fack"}, "--recovery: 'fack' is not one of all, rate-halving"),
     ({"cc": "bbr"}, "--cc: 'bbr' is not one of cubic, reno"),
     ({"controller": "ryu"}, "--controller: 'ryu' is not one of auto, pox, os-ken"),
-    ({"rtt": 41}, "even number"),
+    ({"rtt": 41}, "--rtt: 41 is odd: the RTT is split evenly"),
     ({"pattern": "medium"}, "unknown drop pattern 'medium'"),
     ({"pattern": "3-1"}, "must be 1 <= N <= M"),
 ])

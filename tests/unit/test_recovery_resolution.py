@@ -143,7 +143,7 @@ def test_registry_refuses_an_unknown_recovery() -> None:
     spec = RunSpec(experiment="x", scheme="cubic", data_trace="t", ack_trace="t",
                    params=(("recovery", "fack"),))
     with pytest.raises(SchemeParameterError,
-                       match="--recovery 'fack' is out of range: one of prr-kernel"):
+                       match="--recovery: 'fack' is not one of prr-kernel"):
         make_scheme(spec, ProjectPaths())
 
 

@@ -68,11 +68,11 @@ def test_controller_parameters_reach_the_native_sender(built_paths: ProjectPaths
 
 
 @pytest.mark.parametrize("scheme,params,message", [
-    ("aimd", {"decrease": 0.5}, "aimd: --decrease 0.5 is out of range: a number from 1.01 to 100"),
-    ("aimd", {"timeout_ms": 12.5}, "--timeout-ms 12.5 is out of range: an integer"),
-    ("fixed-window", {"window": 0}, "--window 0 is out of range: an integer from 1 to 100000"),
-    ("sprout", {"confidence": 1.5}, "--confidence 1.5 is out of range: a number from 0.001"),
-    ("cubic", {"cc_impl": "module"}, "--cc-impl 'module' is out of range: one of auto, kernel"),
+    ("aimd", {"decrease": 0.5}, "aimd: --decrease: 0.5 is out of range: a number from 1.01 to 100"),
+    ("aimd", {"timeout_ms": 12.5}, "--timeout-ms: 12.5 is not an integer"),
+    ("fixed-window", {"window": 0}, "--window: 0 is out of range: an integer from 1 to 100000"),
+    ("sprout", {"confidence": 1.5}, "--confidence: 1.5 is out of range: a number from 0.001"),
+    ("cubic", {"cc_impl": "module"}, "--cc-impl: 'module' is not one of auto, kernel"),
     ("fixed-window", {}, "fixed-window needs --window"),
     ("delay-trigger", {"low_rtt_ms": 150}, "--low-rtt-ms 150 is above --high-rtt-ms 100"),
 ])

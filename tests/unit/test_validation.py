@@ -48,9 +48,9 @@ def test_duration(refused, capsys, value: str) -> None:
     argv = _with("--duration", value)
     assert refused(argv) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "argument --duration: --duration:" in err
-    assert "accepted: a number (seconds), 0.001 <= duration <= 86400" in err or \
-        "is not a number (seconds), 0.001 <= duration <= 86400" in err
+    assert "argument --duration: " in err
+    assert "is out of range: a number (seconds) from 0.001 to 86400" in err or \
+        "is not a number (seconds) from 0.001 to 86400" in err
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "100001", "ten", "2.5"])
@@ -81,7 +81,7 @@ def test_confidence(refused, capsys, value: str) -> None:
 @pytest.mark.parametrize("value", ["-1", "10001", "2.5"])
 def test_delay(refused, capsys, value: str) -> None:
     assert refused(_with("--delay-ms", value)) == EXIT_USAGE
-    assert "0 <= delay-ms <= 10000" in capsys.readouterr().err
+    assert "an integer (milliseconds each way) from 0 to 10000" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["droptail", "droptail:packets=0", "red:packets=5",
@@ -117,12 +117,12 @@ def test_unknown_scheme(refused, capsys) -> None:
 @pytest.mark.parametrize("value", ["0", "-2", "257", "many"])
 def test_jobs(refused, capsys, value: str) -> None:
     assert refused(["run", "contest-warmup-a", "--jobs", value]) == EXIT_USAGE
-    assert "1 <= jobs <= 256" in capsys.readouterr().err
+    assert "an integer (runs side by side) from 1 to 256" in capsys.readouterr().err
 
 
 def test_trials(refused, capsys) -> None:
     assert refused(["run", "contest-warmup-a", "--trials", "0"]) == EXIT_USAGE
-    assert "1 <= trials <= 1000" in capsys.readouterr().err
+    assert "an integer from 1 to 1000" in capsys.readouterr().err
 
 
 def test_unknown_experiment(refused, capsys) -> None:
