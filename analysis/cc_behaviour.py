@@ -33,7 +33,7 @@ import numpy as np
 
 from analysis.mahimahi_log import LinkLog, parse_log
 from analysis.tcp_probe import ProbeTrace, read_probe
-from schemes.tcp_probe_format import CA_CWR, CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+from core.tcp_probe_format import CA_CWR, CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Over an infinite queue the receive maximum caps a loss-based flow's window, hence its
 standing queue and delay: a grader needs to see which limit the TCP runs had
-(topologies/tcp_buffers.py sets and records them).
+(kernel/tcp_buffers.py sets and records them).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ the recovery episodes, the drop verdict, and the numbers summary.csv and the cla
 Artifacts (written by the run, see app/prr_lifecycle.py):
 
     sender.pcap, receiver.pcap       tcpdump on the sender's and the receiver's interface
-    tcp-probe.csv, tcp-cong-state.csv  the kernel's view (schemes/tcp_probe_format.py)
+    tcp-probe.csv, tcp-cong-state.csv  the kernel's view (core/tcp_probe_format.py)
     meta.json                        the drop plan, the controller's drop log, the captures'
                                      counts, the clock offset, the transfer's verification
 
@@ -54,7 +54,7 @@ from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
 from schemes.base import RunInvalid
 from analysis.window_sanity import check_windows
-from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 SENDER_PCAP = "sender.pcap"
 RECEIVER_PCAP = "receiver.pcap"

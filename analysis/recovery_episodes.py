@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.tcp_probe import ProbeTrace
-from schemes.tcp_probe_format import CA_RECOVERY
+from core.tcp_probe_format import CA_RECOVERY
 
 
 @dataclass(frozen=True)

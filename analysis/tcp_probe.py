@@ -1,6 +1,6 @@
 """The kernel's view of one TCP sender, read back: tcp-probe.csv and tcp-cong-state.csv as arrays.
 
-The format and the writer live in schemes/tcp_probe_format.py (measurement).
+The format and the writer live in core/tcp_probe_format.py (measurement).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from schemes.tcp_probe_format import (CONG_STATE_COLUMNS, CONG_STATE_FILE, PROBE_COLUMNS,
-                                      PROBE_FILE, CongStateChange, ProbeFormatError)
+from core.tcp_probe_format import (CONG_STATE_COLUMNS, CONG_STATE_FILE, PROBE_COLUMNS, PROBE_FILE,
+                                   CongStateChange, ProbeFormatError)
 
 
 @dataclass(frozen=True, eq=False)

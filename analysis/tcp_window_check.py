@@ -34,7 +34,7 @@ from core.run_span import both_directions
 from core.runspec import RunSpec
 from schemes.base import RunInvalid
 from schemes.tcp import IPERF_PORT, REVERSE_DIR
-from schemes.tcp_probe_format import PROBE_FILE
+from core.tcp_probe_format import PROBE_FILE
 
 FORWARD, REVERSE = "forward", "reverse"
 OK = "ok"

@@ -7,11 +7,11 @@ from core.paths import ProjectPaths
 
 def clean_ours(paths: ProjectPaths) -> list[str]:
     report = clean_leftovers(paths.state_dir / "active")
-    from schemes.congestion_control import CongestionControlResolver
+    from kernel.congestion_control import CongestionControlResolver
     for state in (paths.cc_state_dir, paths.legacy_cc_state_dir):
         resolver = CongestionControlResolver.for_project(paths, state_dir=state)
         report += [f"congestion control: {line}" for line in resolver.cleanup_stale()]
-    from schemes.tcp_probe_recorder import TcpProbeSetup
+    from kernel.tcp_probe_recorder import TcpProbeSetup
     report += [f"tcp_probe: {line}"
                for line in TcpProbeSetup(paths.state_dir / "tcp-probe").cleanup_stale()]
     return report or ["nothing of ours was left over"]

@@ -75,7 +75,7 @@ def cmd_run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
     from app.runner import MatrixRunner, print_summary
-    from experiments.recorded_options import pinned, record_plans
+    from app.recorded_options import pinned, record_plans
     from experiments.registry import all_experiments
     _require_root()
     traces = _traces(args, paths)
@@ -213,7 +213,7 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.report import write_report
     from core.results import experiment_store
-    from experiments.recorded_options import RecordError, as_recorded
+    from app.recorded_options import RecordError, as_recorded
     from experiments.registry import all_experiments
     experiments = all_experiments(_traces(args, paths))
     status = EXIT_OK

@@ -81,7 +81,7 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
         except TraceError:
             continue
         tokens.append(trace_resource(name, traces.manifest[name].git_blob_sha1))
-    from schemes.congestion_control import CongestionControlResolver
+    from kernel.congestion_control import CongestionControlResolver
     from schemes.registry import TCP_VARIANTS
     for variant, provider in CongestionControlResolver.for_project(paths) \
             .available_variants(TCP_VARIANTS).items():

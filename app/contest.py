@@ -29,14 +29,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from analysis.leaderboard import board, write_leaderboards
+from experiments.contest.leaderboard import board, write_leaderboards
 from app.executor import execute
 from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths, display
 from core.results import ExperimentStore, read_json, write_json
 from core.traces import TraceError, TraceSet
 from app.contest_args import MAX_TRIALS
-from experiments.contest import TRACE_ROLES, board_traces, contest_spec
+from experiments.contest.board import TRACE_ROLES, board_traces, contest_spec
 from schemes.sandbox import SandboxUnavailable, SandboxUser
 from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_path, build)
 

@@ -5,7 +5,7 @@ from typing import Any
 
 DEFAULT_TRIALS = 3
 MAX_TRIALS = 20
-# The training trace's name, for --help (experiments/contest.py holds the roles).
+# The training trace's name, for --help (experiments/contest/board.py holds the roles).
 TRAINING = "Verizon-LTE-short"
 
 

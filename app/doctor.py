@@ -123,7 +123,7 @@ def _check_veth() -> Check:
 
 
 def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
-    from schemes.congestion_control import CongestionControlResolver
+    from kernel.congestion_control import CongestionControlResolver
     from schemes.registry import TCP_VARIANTS
     resolver = CongestionControlResolver.for_project(paths)
     available = resolver.available_variants(TCP_VARIANTS)

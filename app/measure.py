@@ -20,7 +20,7 @@ from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
 from core.traces import TraceSet, load_trace
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
-from topologies import tcp_buffers
+from kernel import tcp_buffers
 from topologies.link_side import LinkSide
 from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
 

@@ -8,7 +8,7 @@ The archive (tar + xz) holds, under `netrepro-bundle/`:
 - `results/<experiment>/...`: every artifact of every finished and failed run
   (logs, meta.json, metrics.json, spec.json, DONE...), the figures, the CSVs,
   claims.json/md, and options.json, the options the runs were planned with
-  (the checking machine judges them against it, experiments/recorded_options.py);
+  (the checking machine judges them against it, app/recorded_options.py);
 - `traces/<name>`: the traces the runs used, so self-inflicted delays can be
   re-derived where the trace set is absent.
 

@@ -2,7 +2,7 @@
 
 Chosen by the run option `topology=openflow-switch` (app/executor.py). In order:
 
-1. The recovery's congestion control is provided (schemes/recovery.py: the
+1. The recovery's congestion control is provided (kernel/recovery.py: the
    kernel's PRR with plain cubic/reno, or an eBPF cong_control) and held for
    the run; which one served is recorded.
 2. The path is built (topologies/prr_path.py): sender -- Open vSwitch under
@@ -38,10 +38,10 @@ from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from schemes.base import Endpoints, RunInvalid, SchemeUnavailable, StillRunning
-from schemes.congestion_control import CongestionControlResolver
-from schemes.packet_capture import PacketCapture, clock_offset
-from schemes.recovery import RecoveryRequest
-from schemes.tcp_probe_recorder import TcpProbeSetup
+from kernel.congestion_control import CongestionControlResolver
+from kernel.packet_capture import PacketCapture, clock_offset
+from kernel.recovery import RecoveryRequest
+from kernel.tcp_probe_recorder import TcpProbeSetup
 from schemes.transfer import SERVER_PORT, TransferScheme
 from topologies.trace_path import new_prefix
 

@@ -25,7 +25,7 @@ from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store
 from experiments.base import Experiment
-from experiments.recorded_options import RecordError, as_recorded
+from app.recorded_options import RecordError, as_recorded
 
 TEMPLATES = Path(__file__).parent / "templates"
 OPEN_TABLE_ROWS = 12  # tables this short are shown open; longer ones folded

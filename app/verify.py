@@ -26,8 +26,8 @@ from core.processes import pid_alive
 from core.results import DONE, ExperimentStore, experiment_store, read_json
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.recorded_options import RecordError, as_recorded
-from schemes.congestion_control import EBPF_PREFIX
+from app.recorded_options import RecordError, as_recorded
+from kernel.congestion_control import EBPF_PREFIX
 
 EXIT_OK, EXIT_FAILED, EXIT_UNCHECKED = 0, 1, 2
 
@@ -198,7 +198,7 @@ def half_written(store: ExperimentStore) -> list[str]:
 
 def verify_as_run(exp: Experiment, results_dir: Path) -> ExperimentVerdict:
     """`exp` verified against the options its results were run with (their options.json,
-    experiments/recorded_options.py), never against what this machine would choose; when
+    app/recorded_options.py), never against what this machine would choose; when
     those are not known, every run is still re-derived but the plan and claims are not
     judged."""
     store = experiment_store(results_dir, exp.name)

@@ -38,8 +38,8 @@ from core.paths import ProjectPaths, display
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
-from schemes.congestion_control import (EBPF_PREFIX, EBPF_VARIANTS, CcUnavailable,
-                                        CongestionControlResolver)
+from kernel.congestion_control import (EBPF_PREFIX, EBPF_VARIANTS, CcUnavailable,
+                                       CongestionControlResolver)
 
 EXPERIMENT = "bench-cc"
 SIDES = ("kernel", "ebpf")

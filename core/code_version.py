@@ -6,9 +6,10 @@ import hashlib
 
 from core.paths import REPO_ROOT
 
-# Measurement code: the emulator, the endpoints, the topology, the schemes, the controllers.
-# Analysis and plotting are not here: figures regenerate without rerunning.
-_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "controllers")
+# Measurement code: the emulator, the endpoints, the topology, the schemes, the kernel's
+# facilities, the controllers. Analysis and plotting are not here: figures regenerate without
+# rerunning.
+_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "kernel", "controllers")
 _SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt", ".tsv"}
 
 

@@ -55,7 +55,7 @@ class Experiment(ABC):
         """The chosen options with every choice this machine would make decided (PRR's
         `--controller auto` becomes the controller that serves here): built from them, the
         experiment plans the same runs on any machine. `repro run` records them beside the
-        results (experiments/recorded_options.py); verify, report and a bundle checked
+        results (app/recorded_options.py); verify, report and a bundle checked
         elsewhere judge the runs against that record. An experiment whose matrix depends on
         the machine declares the choice as an option and decides it here."""
         return dict(self.chosen)

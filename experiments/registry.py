@@ -1,42 +1,68 @@
-"""Every experiment the suite can run, by name."""
+"""Every experiment the suite can run, by name, discovered from the paper packages.
+
+A paper is a package under experiments/ whose `__init__.py` exports `EXPERIMENTS`, a
+tuple of its Experiment classes: adding a folder adds the paper (docs/adding-a-paper.md).
+Packages are read in name order; each paper's experiments in the order it lists them.
+"""
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
+from pathlib import Path
 from typing import Any, Mapping
 
 from core.errors import UsageError
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.contest import Contest
-from experiments.contest_warmup_a import ContestWarmupA
-from experiments.contest_figures import CONTEST_FIGURES
-from experiments.prr_fig2 import PrrFig2
-from experiments.sprout_fig7 import SproutFig7
-from experiments.sprout_risk import SproutRisk
 
-EXPERIMENTS: tuple[type[Experiment], ...] = (
-    ContestWarmupA, SproutFig7, SproutRisk, PrrFig2, Contest, *CONTEST_FIGURES)
+PAPERS_DIR = Path(__file__).resolve().parent
 
 
 class UnknownExperiment(UsageError):
     pass
 
 
+class PaperPackageError(TypeError):
+    """A paper package that does not declare its experiments as the registry expects."""
+
+
+@functools.lru_cache(maxsize=1)
+def paper_packages() -> tuple[str, ...]:
+    """The paper packages' names (experiments/<name>/), in name order."""
+    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(PAPERS_DIR)]) if m.ispkg))
+
+
+@functools.lru_cache(maxsize=1)
 def experiment_classes() -> tuple[type[Experiment], ...]:
     """The experiments' classes: their names and declared options, before any is built."""
-    return EXPERIMENTS
+    found: list[type[Experiment]] = []
+    for package in paper_packages():
+        module = importlib.import_module(f"experiments.{package}")
+        declared = getattr(module, "EXPERIMENTS", None)
+        if not isinstance(declared, tuple) or not all(
+                isinstance(c, type) and issubclass(c, Experiment) for c in declared):
+            raise PaperPackageError(f"experiments/{package}/__init__.py must export EXPERIMENTS, "
+                                    "a tuple of its Experiment classes")
+        found.extend(declared)
+    names = [c.name for c in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise PaperPackageError(f"experiment names declared twice: {', '.join(twice)}")
+    return tuple(found)
 
 
 def all_experiments(traces: TraceSet,
                     options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Experiment]:
     """Every experiment over this trace set; `options` maps a name to its option values."""
     options = options or {}
-    return [cls(traces, options.get(cls.name)) for cls in EXPERIMENTS]
+    return [cls(traces, options.get(cls.name)) for cls in experiment_classes()]
 
 
 def get_experiment(name: str, traces: TraceSet,
                    options: Mapping[str, Any] | None = None) -> Experiment:
-    for cls in EXPERIMENTS:
+    for cls in experiment_classes():
         if cls.name == name:
             return cls(traces, options)
     raise UnknownExperiment(f"unknown experiment {name!r}; known: "
-                            + ", ".join(cls.name for cls in EXPERIMENTS))
+                            + ", ".join(cls.name for cls in experiment_classes()))

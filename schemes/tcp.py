@@ -4,7 +4,7 @@ The variant is set per socket (`iperf3 -C`), never system-wide, and read back
 twice: iperf3's own getsockopt(TCP_CONGESTION) in its JSON, and `ss -tin` on the
 live connection. Either disagreeing with what was loaded makes the run invalid.
 With a `TcpProbeSetup`, the kernel's tcp:tcp_probe samples of the sender's data
-socket are recorded as tcp-probe.csv (schemes/tcp_probe_recorder.py); when
+socket are recorded as tcp-probe.csv (kernel/tcp_probe_recorder.py); when
 they cannot be, the run goes on and its verification facts say why.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.run_span import both_directions
 from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
-from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
-from schemes.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
+from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
 from core.settings import Setting
 from schemes.table import SchemeEntry, SchemeParameterError
-from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
+from kernel.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
 
 if TYPE_CHECKING:
     from core.paths import ProjectPaths
@@ -54,7 +54,7 @@ class TcpScheme(Scheme):
         self.reverse_probe_facts: dict[str, Any] = {"status": "not requested"}
         self.ss_reverse_sample: str = ""
         self.impl = impl
-        # A fast-recovery request decides the congestion control (schemes/recovery.py).
+        # A fast-recovery request decides the congestion control (kernel/recovery.py).
         self.recovery = recovery
         self.resolver = resolver
         self.resolution: CcResolution | None = None
@@ -355,7 +355,7 @@ CC_IMPL = Setting("cc_impl", str, "which provider must serve the congestion cont
                   "(auto: the kernel's, else a module, else our eBPF)",
                   choices=("auto", "kernel", "ebpf"), default="auto")
 RECOVERY = Setting("recovery", str, "fast recovery: the kernel's PRR or our eBPF rate "
-                   "halving, RFC 3517 or PRR (schemes/recovery.py; decides the implementation)",
+                   "halving, RFC 3517 or PRR (kernel/recovery.py; decides the implementation)",
                    choices=tuple(RECOVERIES))
 # name, label, colour, marker
 _VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple", "^"),

@@ -18,10 +18,10 @@ from core.paths import ProjectPaths
 from core.run_span import both_directions
 from core.runspec import RunSpec
 from schemes.base import SchemeUnavailable
-from schemes.congestion_control import CongestionControlResolver
+from kernel.congestion_control import CongestionControlResolver
 from schemes.table import SchemeEntry
 from schemes.tcp import CC_IMPL, TcpScheme
-from schemes.tcp_probe_recorder import TcpProbeSetup
+from kernel.tcp_probe_recorder import TcpProbeSetup
 
 log = logging.getLogger(__name__)
 

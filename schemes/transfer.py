@@ -7,7 +7,7 @@ path. The sender sets the congestion control with setsockopt(TCP_CONGESTION)
 and reads it back; the run is invalid when the socket reports another one,
 when the receiver did not read exactly N bytes, or when the reply that ends
 the transfer never came. The kernel's tcp_probe and tcp_cong_state_set are
-recorded for the connection's client port (schemes/tcp_probe_recorder.py).
+recorded for the connection's client port (kernel/tcp_probe_recorder.py).
 """
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from typing import Any
 
 from schemes.base import (Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable,
                           StillRunning)
-from schemes.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
-from schemes.recovery import RecoveryRequest, provide_recovery
-from schemes.tcp_probe_recorder import (CLIENT_PORTS, ProbeUnavailable, TcpProbeRecorder,
-                                        TcpProbeSetup)
+from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from kernel.recovery import RecoveryRequest, provide_recovery
+from kernel.tcp_probe_recorder import (CLIENT_PORTS, ProbeUnavailable, TcpProbeRecorder,
+                                       TcpProbeSetup)
 
 log = logging.getLogger(__name__)
 

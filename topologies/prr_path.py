@@ -47,7 +47,7 @@ from controllers.plan_logic import ControllerConfig
 from core.active_runs import ActiveRun
 from core.errors import Unavailable
 from core.paths import ProjectPaths
-from topologies.offloads import disable_offloads
+from kernel.offloads import disable_offloads
 from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import TraceLink
 from topologies.trace_path import RECEIVER_IP, HostPair

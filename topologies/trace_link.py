@@ -41,7 +41,7 @@ from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.processes import stop_child
 from topologies.link_side import LinkSide
-from topologies.offloads import disable_offloads
+from kernel.offloads import disable_offloads
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from core.active_runs import ActiveRun
-from topologies import tcp_buffers
+from kernel import tcp_buffers
 from topologies.trace_link import LinkSide, TraceLink
 
 log = logging.getLogger(__name__)

@@ -35,13 +35,13 @@ from analysis.cc_behaviour import (BIC_B, BIC_BETA, BIC_LOW_WINDOW, BIC_SMOOTH_P
                                    loss_episodes, run_mss)
 from analysis.tcp_probe import read_probe
 from schemes.tcp import TCP_VARIANTS
-from schemes.tcp_probe_format import CA_OPEN
+from core.tcp_probe_format import CA_OPEN
 from app.executor import RunOutcome, execute
 from core.paths import REPO_ROOT, ProjectPaths
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
-from schemes.congestion_control import EBPF_PREFIX, EBPF_VARIANTS, CongestionControlResolver
+from kernel.congestion_control import EBPF_PREFIX, EBPF_VARIANTS, CongestionControlResolver
 
 RATE = "rate:12"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.paths import REPO_ROOT, ProjectPaths
 from core.processes import pid_alive
-from schemes.tcp_probe_recorder import find_tracefs
+from kernel.tcp_probe_recorder import find_tracefs
 
 REPRO = str(REPO_ROOT / "repro")
 STATE = REPO_ROOT / "var"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.paths import ProjectPaths
-from schemes.congestion_control import CcUnavailable, CongestionControlResolver
+from kernel.congestion_control import CcUnavailable, CongestionControlResolver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def test_real_variant_passes_the_verifier(tmp_path: Path, variant: str) -> None:
 _HOLDER = """
 import sys
 from pathlib import Path
-from schemes.congestion_control import CongestionControlResolver
+from kernel.congestion_control import CongestionControlResolver
 resolver = CongestionControlResolver(state_dir=Path(sys.argv[1]), bpf_dir=Path(sys.argv[2]))
 with resolver.resolve("vegas", impl="ebpf"):
     print("holding", flush=True)
@@ -126,7 +126,7 @@ def test_real_killed_holder_is_cleaned(tmp_path: Path) -> None:
 _HOLDER_ON_SIGNAL = """
 import re, sys
 from pathlib import Path
-from schemes.congestion_control import CongestionControlResolver
+from kernel.congestion_control import CongestionControlResolver
 resolver = CongestionControlResolver(state_dir=Path(sys.argv[1]), bpf_dir=Path(sys.argv[2]))
 print("ready", flush=True)
 sys.stdin.readline()

@@ -10,7 +10,7 @@ from app.executor import execute
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.traces import TraceSet
-from experiments.prr_fig2 import PrrFig2
+from experiments.prr.fig2 import PrrFig2
 
 
 @pytest.mark.parametrize("pattern, recovery", [("heavy", "prr-kernel"),

@@ -5,7 +5,7 @@ loss_path.py): Reno, IW10, the first window of 10 segments delivered and
 acknowledged (slow start takes cwnd to 20), then the first segment of the
 second window (original segment 11) dropped by the tc dropper. So cwnd =
 FlightSize = 20 when the dupACKs start, ssthresh = 10 (Reno's cwnd / 2),
-RecoverFS = prior_cwnd = 20: the scenario of analysis/recovery_model.py with
+RecoverFS = prior_cwnd = 20: the scenario of experiments/prr/recovery_model.py with
 one segment lost in a window of 20.
 
 The kernel's snd_cwnd comes from tcp:tcp_probe, which fires for every
@@ -32,15 +32,15 @@ import numpy as np
 import pytest
 
 from analysis.recovery_episodes import RecoveryEpisode, recovery_episodes
-from analysis.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
-                                     simulate)
+from experiments.prr.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
+                                            simulate)
 from analysis.tcp_probe import read_probe
 from analysis.window_sanity import INFINITE_SSTHRESH
-from schemes.tcp_probe_format import CA_OPEN, CA_RECOVERY
+from core.tcp_probe_format import CA_OPEN, CA_RECOVERY
 from core.paths import ProjectPaths
-from schemes.congestion_control import CongestionControlResolver
-from schemes.recovery import RecoveryRequest, provide_recovery
-from schemes.tcp_probe_recorder import TcpProbeSetup
+from kernel.congestion_control import CongestionControlResolver
+from kernel.recovery import RecoveryRequest, provide_recovery
+from kernel.tcp_probe_recorder import TcpProbeSetup
 from tests.integration.helpers.loss_path import SERVER_PORT, loss_path
 
 DROPPED_ORIGINAL = 11  # the first segment of the second window (IW10)

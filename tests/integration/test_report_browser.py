@@ -24,7 +24,7 @@ from core.results import experiment_store
 from core.run_span import BOTH, DIRECTIONS
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from experiments.recorded_options import pinned, write_record
+from app.recorded_options import pinned, write_record
 from experiments.registry import all_experiments
 from tests.unit.fake_runs import add_done, add_failed
 

@@ -11,7 +11,7 @@ import json
 
 from core.results import ExperimentStore
 from app.runner import MatrixRunner
-from experiments.sprout_fig7 import DOWNLINK, TRACES, CellularTrace, SproutFig7
+from experiments.sprout.fig7 import DOWNLINK, TRACES, CellularTrace, SproutFig7
 
 MISSING = CellularTrace("Nowhere", "Nowhere-not-a-trace")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from analysis.tcp_probe import read_probe
 from app.executor import execute
 from core.runspec import RunSpec, make_params
-from topologies import tcp_buffers
+from kernel import tcp_buffers
 
 # One opportunity per ms, 1504 bytes each: 1504 * 8 * 1000 / 1e6 Mbit/s.
 FIXED_CAPACITY_MBPS = 12.032

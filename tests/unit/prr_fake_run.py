@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.runspec import RunSpec
-from schemes.tcp_probe_format import CONG_STATE_COLUMNS, PROBE_COLUMNS
+from core.tcp_probe_format import CONG_STATE_COLUMNS, PROBE_COLUMNS
 from tests.unit.pcap_builder import MSS, loss_run
 
 MONO_AHEAD_S = 1000.0

@@ -12,7 +12,7 @@ from analysis.cc_behaviour import (BIC_BETA, acked_packets_per_ack, bic_growth_b
                                    steady_queue, LossEpisode)
 from analysis.mahimahi_log import parse_log
 from analysis.tcp_probe import ProbeTrace
-from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
+from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
 
 def _probe(time_s, cwnd, ssthresh, state, srtt_us=100_000, snd_una=None) -> ProbeTrace:

@@ -15,9 +15,9 @@ from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Below, Clai
                              evaluate_all, late_run_count, row_runs, where,
                              write_claims)
 from core.traces import TraceSet
-from experiments.contest_claims import CLAIMS as CONTEST_CLAIMS
+from experiments.contest.claims import CLAIMS as CONTEST_CLAIMS
 from experiments.registry import all_experiments
-from experiments.sprout_claims import FIG7_CLAIMS
+from experiments.sprout.claims import FIG7_CLAIMS
 
 TOL = Tolerance(relative=0.1, reason="test")
 
@@ -296,7 +296,7 @@ def test_contest_claims_from_a_hand_made_results_folder(tmp_path):
     """The contest experiment's rows: its finished baseline runs, each with its board's
     trace, plus the omniscient protocol computed from the trace itself."""
     from core.results import ExperimentStore
-    from experiments.contest import TRACE_ROLES, Contest
+    from experiments.contest.board import TRACE_ROLES, Contest
     from tests.unit.fake_runs import add_done, trace_set, write_trace
     training = TRACE_ROLES["training"]
     write_trace(tmp_path / "traces", f"{training}.down", range(1, 1001))  # 12 Mbit/s, 1 s

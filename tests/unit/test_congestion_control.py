@@ -19,8 +19,8 @@ import pytest
 
 from core.paths import ProjectPaths
 from schemes.tcp import TCP_VARIANTS
-from schemes.congestion_control import (CcUnavailable, CommandResult,
-                                        CongestionControlResolver, SystemLayer)
+from kernel.congestion_control import (CcUnavailable, CommandResult, CongestionControlResolver,
+                                       SystemLayer)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

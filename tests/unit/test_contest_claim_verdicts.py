@@ -14,11 +14,11 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.contest_families import TESTING, is_marked
-from experiments.contest_region import ContestRegion
-from experiments.contest_train_test import ContestTrainTest
-from experiments.contest_warmup_b import ContestWarmupB
-from experiments.contest_warmup_c import ContestWarmupC
+from experiments.contest.families import TESTING, is_marked
+from experiments.contest.region import ContestRegion
+from experiments.contest.train_test import ContestTrainTest
+from experiments.contest.warmup_b import ContestWarmupB
+from experiments.contest.warmup_c import ContestWarmupC
 from tests.unit.fake_runs import add_done
 
 NO_TRACES = TraceSet([], Path("/nonexistent"), manifest={})

@@ -30,7 +30,7 @@ from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
 from core.traces import ManifestEntry, TraceSet
-from experiments.contest import contest_spec
+from experiments.contest.board import contest_spec
 from schemes.sandbox import SandboxUnavailable
 from schemes.submission import BINARY, BuildResult, Sources, binary_path
 from tests.unit.fake_runs import trace_set, write_trace

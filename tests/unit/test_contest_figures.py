@@ -15,14 +15,14 @@ from analysis.claims import (FAIL, FULL, NOT_RUN, PASS, QUICK, Claim, ClaimDecla
 from core.traces import TraceSet
 from analysis.frontier import RegionPoint, convex_frontier, frontier_throughput, pareto_efficient
 from core.results import ExperimentStore
-from experiments.contest import Contest
-from experiments.contest_families import AIMD, DELAY_TRIGGER, TESTING, TRAINING
-from experiments.contest_region import ContestRegion
-from experiments.contest_train_test import ContestTrainTest
-from experiments.contest_warmup_a import ContestWarmupA
-from experiments.contest_warmup_b import ContestWarmupB
-from experiments.contest_warmup_c import ContestWarmupC
-from experiments.sprout_risk import SproutRisk
+from experiments.contest.board import Contest
+from experiments.contest.families import AIMD, DELAY_TRIGGER, TESTING, TRAINING
+from experiments.contest.region import ContestRegion
+from experiments.contest.train_test import ContestTrainTest
+from experiments.contest.warmup_a import ContestWarmupA
+from experiments.contest.warmup_b import ContestWarmupB
+from experiments.contest.warmup_c import ContestWarmupC
+from experiments.sprout.risk import SproutRisk
 from tests.unit.fake_runs import add_done
 
 NO_TRACES = TraceSet([], Path("/nonexistent"), manifest={})  # the matrices read no trace

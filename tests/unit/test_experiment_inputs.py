@@ -49,7 +49,7 @@ def _stop_before_running(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 @pytest.mark.parametrize("command", [["list"], ["report"], ["run", "all"], ["_required-traces"],
-                                     *[["run", cls.name] for cls in registry.EXPERIMENTS]])
+                                     *[["run", cls.name] for cls in registry.experiment_classes()]])
 def test_traces_dir_reaches_every_experiment(
         command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         built: list[tuple[str, TraceSet]], capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +64,7 @@ def test_traces_dir_reaches_every_experiment(
     except _Stop:
         pass
     names = {name for name, _ in built}
-    wanted = {cls.name for cls in registry.EXPERIMENTS} if command[-1] in (
+    wanted = {cls.name for cls in registry.experiment_classes()} if command[-1] in (
         "list", "report", "all", "_required-traces") else {command[-1]}
     assert wanted <= names
     for name, traces in built:
@@ -109,7 +109,7 @@ class _WithoutOptions(_WithOptions):
 
 @pytest.fixture
 def with_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Any]:
-    monkeypatch.setattr(registry, "EXPERIMENTS", (_WithOptions, _WithoutOptions))
+    monkeypatch.setattr(registry, "experiment_classes", lambda: (_WithOptions, _WithoutOptions))
     monkeypatch.setenv("NETREPRO_RESULTS", str(tmp_path / "results"))
     return _stop_before_running(monkeypatch)
 

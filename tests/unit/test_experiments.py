@@ -3,7 +3,7 @@ from pathlib import Path
 
 from app.runner import PER_RUN_OVERHEAD_S
 from core.traces import TraceSet
-from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest.warmup_a import ContestWarmupA
 from experiments.registry import all_experiments
 
 NO_TRACES = TraceSet([], Path("/nonexistent"), manifest={})  # its matrix needs no trace

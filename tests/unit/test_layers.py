@@ -17,10 +17,12 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = {
     "core": 0,          # base: paths, run specs and ids, results store, traces, queue specs
     "topologies": 1,    # measurement: Mininet topologies and links
-    "schemes": 1,       # measurement: endpoints, congestion-control providers, tcp_probe
+    "schemes": 1,       # measurement: the scheme families' endpoints
+    "kernel": 1,        # measurement: congestion-control providers, recoveries, tcp_probe,
+                        # captures, the hosts' TCP buffers and offloads
     "controllers": 1,   # measurement: OpenFlow drop plans and their adapters
     "analysis": 2,      # reads artifacts only
-    "experiments": 3,   # one module per figure
+    "experiments": 3,   # one package per paper
     "app": 4,           # cli, runner, executor, doctor, cleanup, report
     "bench": 4,         # benchmarks, run from the CLI
 }

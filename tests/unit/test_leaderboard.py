@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.leaderboard import BoardTrace, board, write_leaderboards
+from experiments.contest.leaderboard import BoardTrace, board, write_leaderboards
 from core.results import ExperimentStore
-from experiments.contest import Contest, contest_spec
+from experiments.contest.board import Contest, contest_spec
 from core.traces import TraceSet
 from tests.unit.fake_runs import add_done, write_trace
 
@@ -158,7 +158,7 @@ def test_quick_mode_runs_three_baselines_on_the_training_trace() -> None:
 
 
 def test_the_delay_view_is_the_contests_series_whose_p95_is_the_metric(tmp_path: Path) -> None:
-    from analysis.contest_views import e2e_delay_per_ms
+    from experiments.contest.views import e2e_delay_per_ms
     from analysis.mahimahi_log import parse_log
     from analysis.metrics import metrics_from_file, p95
     data_log(tmp_path, 3)

@@ -10,7 +10,7 @@ from analysis.prr_run import check_drops_as_planned, load_prr_run, prr_run_metri
 from analysis.run_metrics import compute_run_metrics
 from app.planning import planned_duration_s, prr_spec_options
 from core.runspec import RunSpec, make_params, topology_of
-from experiments.prr_fig2 import PrrFig2
+from experiments.prr.fig2 import PrrFig2
 from schemes.base import RunInvalid
 from tests.unit.pcap_builder import MSS
 from tests.unit.prr_fake_run import write_fake_run

@@ -18,7 +18,7 @@ from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
-from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest.warmup_a import ContestWarmupA
 from tests.unit.test_metrics import HAND_LOG
 
 SPEC = RunSpec(experiment="contest-warmup-a", scheme="fixed-window",

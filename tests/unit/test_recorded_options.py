@@ -23,11 +23,10 @@ from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store, write_json
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from experiments.prr_fig2 import PrrFig2
-from experiments.recorded_options import (RECORD, RecordError, as_recorded, pinned,
-                                          write_record)
+from experiments.prr.fig2 import PrrFig2
+from app.recorded_options import (RECORD, RecordError, as_recorded, pinned, write_record)
 from experiments.registry import all_experiments
-from experiments.sprout_fig7 import ALWAYS, NEVER, SproutFig7
+from experiments.sprout.fig7 import ALWAYS, NEVER, SproutFig7
 from tests.unit.fake_runs import trace_set, write_trace
 from tests.unit.prr_fake_run import write_fake_run
 

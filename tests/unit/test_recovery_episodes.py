@@ -5,7 +5,7 @@ import numpy as np
 
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_probe import ProbeTrace
-from schemes.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, CongStateChange
+from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, CongStateChange
 
 
 def trace(times: list[float], cwnd: list[int], ssthresh: list[int],

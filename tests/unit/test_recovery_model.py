@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
-                                     column, simulate)
+from experiments.prr.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
+                                            column, simulate)
 
 
 def row(text: str) -> list[int]:

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.runspec import RunSpec
-from schemes.congestion_control import (RECOVERY_VARIANTS, CcUnavailable,
-                                        CongestionControlResolver)
-from schemes.recovery import (RecoveryMismatch, RecoveryRequest, provide_recovery)
+from kernel.congestion_control import (RECOVERY_VARIANTS, CcUnavailable, CongestionControlResolver)
+from kernel.recovery import (RecoveryMismatch, RecoveryRequest, provide_recovery)
 from schemes.registry import SchemeParameterError, accepted_params, make_scheme
 from tests.unit.test_congestion_control import FakeMachine, FakeSystem, bpftool_calls
 

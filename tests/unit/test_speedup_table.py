@@ -5,8 +5,8 @@ import csv
 
 import pytest
 
-from analysis.speedup_table import (NOT_REPORTED, PaperValue, panel_ratios, speedup_table,
-                                    table_markdown, write_table_csv)
+from experiments.sprout.speedup_table import (NOT_REPORTED, PaperValue, panel_ratios, speedup_table,
+                                              table_markdown, write_table_csv)
 from analysis.tradeoff import TradeoffPoint
 
 

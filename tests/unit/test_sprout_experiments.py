@@ -9,8 +9,8 @@ import pytest
 from core.results import ExperimentStore
 from app.runner import PER_RUN_OVERHEAD_S
 from experiments.registry import get_experiment
-from experiments.sprout_fig7 import DOWNLINK, SCHEMES, UPLINK, SproutFig7
-from experiments.sprout_risk import SproutRisk
+from experiments.sprout.fig7 import DOWNLINK, SCHEMES, UPLINK, SproutFig7
+from experiments.sprout.risk import SproutRisk
 from tests.unit.fake_runs import add_done, add_failed, trace_set, write_trace
 
 ONE_PER_MS = range(1, 1001)  # 1 s, one opportunity per ms: omniscient p95 e2e = 1 + 20 ms

@@ -6,8 +6,8 @@ import shlex
 import pytest
 
 from core.traces import TraceSet
-from experiments.sprout_fig7 import SproutFig7
-from topologies import tcp_buffers
+from experiments.sprout.fig7 import SproutFig7
+from kernel import tcp_buffers
 
 
 class FakeHost:

@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 
 from analysis.tcp_probe import read_probe
-from schemes.tcp_probe_format import (CA_OPEN, CA_RECOVERY, CONG_STATE_FILE, PROBE_COLUMNS,
-                                      PROBE_FILE, ProbeCsvWriter, ProbeFormatError,
-                                      ProbeSample, TraceLineParser)
-from schemes import tcp_probe_recorder
-from schemes.tcp_probe_recorder import ProbeUnavailable, TcpProbeSetup
+from core.tcp_probe_format import (CA_OPEN, CA_RECOVERY, CONG_STATE_FILE, PROBE_COLUMNS, PROBE_FILE,
+                                   ProbeCsvWriter, ProbeFormatError, ProbeSample, TraceLineParser)
+from kernel import tcp_probe_recorder
+from kernel.tcp_probe_recorder import ProbeUnavailable, TcpProbeSetup
 
 PROBE_LINE = (
     "          iperf3-13151   [001] ..s2. 10773.612832: tcp_probe: family=AF_INET "

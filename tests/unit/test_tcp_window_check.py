@@ -24,11 +24,11 @@ from core.paths import ProjectPaths
 from core.results import DONE, SPEC, ExperimentStore
 from core.run_span import BOTH, DIRECTIONS, ONE
 from core.runspec import RunSpec, make_params
-from experiments.recorded_options import write_record
-from experiments.sprout_fig7 import SproutFig7
+from app.recorded_options import write_record
+from experiments.sprout.fig7 import SproutFig7
 from schemes.base import RunInvalid
-from schemes.tcp_probe_format import (CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY,
-                                      PROBE_COLUMNS, PROBE_FILE)
+from core.tcp_probe_format import (CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, PROBE_COLUMNS,
+                                   PROBE_FILE)
 from tests.unit.fake_runs import add_done, trace_set, write_link_log, write_trace
 
 MSS = 1448

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from schemes.base import Endpoints, RunInvalid
-from schemes.congestion_control import CcResolution
-from schemes.packet_capture import CaptureStats, PacketCapture, clock_offset
-from schemes.recovery import RecoveryRequest
+from kernel.congestion_control import CcResolution
+from kernel.packet_capture import CaptureStats, PacketCapture, clock_offset
+from kernel.recovery import RecoveryRequest
 from schemes.transfer import RECEIVER_JSON, SENDER_JSON, TransferScheme
 from schemes.transfer_endpoint import TCP_INFO_FIELDS, decode_tcp_info
 

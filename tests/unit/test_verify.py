@@ -19,7 +19,7 @@ from app.verify import (ExperimentVerdict, print_experiment,
                         verify_results)
 from core.results import ExperimentStore
 from core.traces import TraceSet
-from experiments.contest_warmup_a import ContestWarmupA
+from experiments.contest.warmup_a import ContestWarmupA
 from tests.unit.fake_runs import add_failed, add_logged_run
 
 EXP = ContestWarmupA(TraceSet([], Path("/nonexistent"), manifest={}))  # reads no trace

@@ -8,7 +8,7 @@ segment before the next arrives). The bottleneck is in the router, not on the
 sender's own interface: a queue there would hold the sender's skbs, and TCP
 Small Queues would then hold back what the sender transmits on each ACK.
 Offloads are off everywhere (segments are MSS-sized), and
-topologies/segment_dropper.py sits on the receiver's ingress. The sender's
+kernel/segment_dropper.py sits on the receiver's ingress. The sender's
 namespace runs without tail loss probes (tcp_early_retrans = 0), without saved
 metrics, with IW10 on its route and buffers that never limit the flow; the
 receiver's route announces a window that never limits it either.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from topologies.segment_dropper import SegmentDropper
+from kernel.segment_dropper import SegmentDropper
 
 SENDER_IP, RECEIVER_IP = "10.199.1.1", "10.199.2.2"
 ROUTER_SENDER_SIDE, ROUTER_RECEIVER_SIDE = "10.199.1.2", "10.199.2.1"

@@ -1,6 +1,6 @@
 """Contest warm-ups B and C: one controller family swept on the training trace.
 
-Set up like warm-up A (experiments/contest_warmup_a.py): data over
+Set up like warm-up A (experiments/contest/warmup_a.py): data over
 Verizon-LTE-short.down then 20 ms, ACKs over 20 ms then .up, infinite queue, the
 whole 140 s trace once; quick mode the first 30 s. Figures: throughput vs p95
 signal delay and vs p95 end-to-end delay, each point labelled by its
@@ -22,8 +22,7 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceError, trace_duration_ms
 from experiments.base import Experiment
-from experiments.contest_families import (DELAY_MS, QUICK_DURATION_S, TRAINING, Family,
-                                          params_text)
+from experiments.contest.families import (DELAY_MS, QUICK_DURATION_S, TRAINING, Family, params_text)
 
 METRIC_COLUMNS = ["trial", "throughput_mbps", "capacity_mbps", "utilization",
                   "p95_queue_delay_ms", "p95_signal_delay_ms", "p95_e2e_delay_ms", "power",

@@ -8,8 +8,8 @@ The assignment gives no numbers; the claim is about the mechanism.
 from __future__ import annotations
 
 from analysis.claims import BOTH, Claim, Monotone, Slack
-from experiments.contest_families import DELAY_TRIGGER
-from experiments.contest_sweep import ContestSweep
+from experiments.contest.families import DELAY_TRIGGER
+from experiments.contest.sweep import ContestSweep
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(

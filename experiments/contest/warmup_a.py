@@ -17,7 +17,7 @@ from core.results import ExperimentStore
 from core.traces import TraceError, trace_duration_ms
 from core.runspec import RunSpec, make_params
 from experiments.base import Experiment
-from experiments.contest_warmup_a_claims import CLAIMS
+from experiments.contest.warmup_a_claims import CLAIMS
 
 FULL_WINDOWS = (*range(1, 11), 15, 20, 25, 30, 35, 40, 45, 50, 75, 100, 125, 150, 175, 200,
                 250, 350)

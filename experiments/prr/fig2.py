@@ -5,10 +5,10 @@ data segments -- receiver, over a fixed-rate bottleneck; one transfer of
 exactly N bytes per run, IW10. For each loss pattern (light: segments 1-5;
 heavy: 1-4 and 6-8; base: 11-14) and size (32 KB, 64 KB), the recoveries run
 on this one kernel: Linux <= 3.1 rate halving, RFC 3517 and PRR as eBPF
-cong_control, and the kernel's own PRR (schemes/recovery.py); Cubic by
+cong_control, and the kernel's own PRR (kernel/recovery.py); Cubic by
 default, Reno selectable. Outputs per pattern and size a figure
-(analysis/prr_plot.py) and summary.csv; the paper's claims are declared in
-experiments/prr_fig2_claims.py and evaluated by the shared mechanism
+(experiments/prr/plot.py) and summary.csv; the paper's claims are declared in
+experiments/prr/claims.py and evaluated by the shared mechanism
 (analysis/claims.py) on the summary rows of the runs of the matrix.
 
 Run options (each part of the run's id, see OPTIONS): pattern, size,
@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from analysis.claims import Claim
 from analysis.coverage import Coverage
-from analysis.prr_plot import plot_recoveries
+from experiments.prr.plot import plot_recoveries
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
 from core.results import ExperimentStore
@@ -32,7 +32,7 @@ from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
 from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.prr_fig2_claims import CLAIMS, acks_waited
+from experiments.prr.claims import CLAIMS, acks_waited
 
 log = logging.getLogger(__name__)
 

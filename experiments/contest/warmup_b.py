@@ -8,8 +8,8 @@ are about the mechanism, not the paper.
 from __future__ import annotations
 
 from analysis.claims import BOTH, Claim, Monotone, Slack
-from experiments.contest_families import AIMD
-from experiments.contest_sweep import ContestSweep
+from experiments.contest.families import AIMD
+from experiments.contest.sweep import ContestSweep
 
 SOURCE = "AIMD's mechanism (warm-up B poses the sweep without numbers)"
 # Delay and throughput may rise by up to 10% over the lower neighbour as the factor rises.

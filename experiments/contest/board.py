@@ -10,7 +10,7 @@ AT&T LTE snippet and tested on a different network and day):
 - testing: TMobile-LTE-short (a third network, recorded another day).
 
 Submissions (`./repro contest submit`) land in the same results folder; this
-experiment's figures are the leaderboards (analysis/leaderboard.py) with every
+experiment's figures are the leaderboards (experiments/contest/leaderboard.py) with every
 run's views. Quick mode: three baselines on the training trace.
 """
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 
 from analysis.claims import Claim
 from analysis.coverage import Coverage
-from analysis.leaderboard import (BoardTrace, omniscient_entry, submission_records,
-                                  write_leaderboards)
+from experiments.contest.leaderboard import (BoardTrace, omniscient_entry, submission_records,
+                                             write_leaderboards)
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
 from experiments.base import Experiment
-from experiments.contest_claims import CLAIMS, OMNISCIENT
+from experiments.contest.claims import CLAIMS, OMNISCIENT
 
 log = logging.getLogger(__name__)
 

@@ -75,7 +75,7 @@ def threshold_pairs(values: Iterable[int]) -> tuple[Params, ...]:
     return tuple({"low_rtt_ms": lo, "high_rtt_ms": hi} for lo in vs for hi in vs if lo <= hi)
 
 
-# Warm-up A (experiments/contest_warmup_a.py keeps these; repeated here as the family).
+# Warm-up A (experiments/contest/warmup_a.py keeps these; repeated here as the family).
 FIXED_WINDOW = Family(
     "fixed window", "fixed-window",
     full=tuple({"window": w} for w in (*range(1, 11), 15, 20, 25, 30, 35, 40, 45, 50, 75, 100,

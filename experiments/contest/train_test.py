@@ -5,13 +5,13 @@ contest trained on it) and on a testing trace from another network and day
 (TMobile-LTE-short), on the contest path of each (data over .down then 20 ms,
 ACKs over 20 ms then .up, infinite queue, the whole trace once; quick mode the
 first 30 s). The protocols are a thinned population: each family's quick
-settings of the region (experiments/contest_families.py), every other one in
+settings of the region (experiments/contest/families.py), every other one in
 quick mode. The training runs are the region's own (same RunSpecs apart from
 the experiment), so with a shared run pool only the testing side runs here.
 
 The validation trace, ATT-LTE-driving-2016 (an AT&T LTE drive: a third
 network, as the paper validated on an AT&T LTE snippet), is the leaderboard's
-(experiments/contest.py) and `contest submit --trace validation`'s.
+(experiments/contest/board.py) and `contest submit --trace validation`'s.
 
 Figures: train-test.png (utilization vs 95% end-to-end delay, each protocol on
 training and testing joined by a line) and score-train-vs-test.png (score on
@@ -30,9 +30,9 @@ from analysis.summary import write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from experiments.base import Experiment
-from experiments.contest_families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES, TESTING,
+from experiments.contest.families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES, TESTING,
                                           TRAINING, Family, family_of)
-from experiments.contest_region import protocol_rows
+from experiments.contest.region import protocol_rows
 
 SOURCE = "Sivaraman et al., Protocol Design Contests, CCR 2014 (Figure 8 and the text)"
 CLAIMS: tuple[Claim, ...] = (

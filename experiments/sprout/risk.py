@@ -3,7 +3,7 @@ T-Mobile 3G (UMTS) uplink, as the paper ran it.
 
 Sprout sends what its forecast says will be delivered with the chosen confidence: 95% (the
 default) sends what the forecast's 5th percentile promises; lower confidences send more, for
-more throughput and more delay. Runs as in experiments/tradeoff_base.py (by default both
+more throughput and more delay. Runs as in experiments/sprout/tradeoff.py (by default both
 directions loaded at once; the uplink is scored: data over TMobile-UMTS-driving.up, the
 downlink loaded too), with Sprout-EWMA and Cubic as reference points, and the paper's five
 points beside ours. The 95% run is the same run as sprout-fig7's Sprout on that network (no
@@ -26,9 +26,9 @@ from analysis.tradeoff_plot import PublishedPoint, Series, draw_panel, series_pe
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from experiments import sprout_paper
-from experiments.sprout_claims import RISK_CLAIMS
-from experiments.tradeoff_base import TradeoffExperiment
+from experiments.sprout import paper as sprout_paper
+from experiments.sprout.claims import RISK_CLAIMS
+from experiments.sprout.tradeoff import TradeoffExperiment
 from schemes.sprout import DEFAULT_CONFIDENCE
 
 # The paper's confidences, highest (the default, most cautious) first.

@@ -8,7 +8,7 @@ is available and how to get the missing variant.
 
 The fast-recovery variants (`rh_cubic`, `3517_reno`, `prr_cubic`, ...: a
 recovery on top of a base CC, all from native/bpf/recovery.bpf.c) exist only
-as eBPF and are registered as `bpf_<recovery>_<base>`; schemes/recovery.py
+as eBPF and are registered as `bpf_<recovery>_<base>`; kernel/recovery.py
 maps a (cc, recovery) request onto them.
 
 eBPF registrations are global to the machine while runs are separate

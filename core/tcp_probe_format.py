@@ -14,7 +14,7 @@ Artifacts (times in seconds of CLOCK_MONOTONIC, the emulator's log clock):
     tcp-cong-state.csv   time_s,ca_state
 
 The functions here need nothing but text: the recorder that produces the lines
-lives in schemes/tcp_probe_recorder.py; analysis/tcp_probe.py reads the CSVs back.
+lives in kernel/tcp_probe_recorder.py; analysis/tcp_probe.py reads the CSVs back.
 """
 from __future__ import annotations
 

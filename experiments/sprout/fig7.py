@@ -2,7 +2,7 @@
 
 Throughput against self-inflicted delay of Sprout, Sprout-EWMA, Cubic, Cubic over CoDel and
 other Linux TCP variants over four cellular networks in both directions, measured as the
-paper measured (experiments/tradeoff_base.py): both directions loaded at once, so one run
+paper measured (experiments/sprout/tradeoff.py): both directions loaded at once, so one run
 gives a network's downlink point (data over X.down) and its uplink point (data over X.up);
 20 ms fixed delay each way; an infinite queue as the paper's emulator (CoDel in both
 directions for Cubic-CoDel); the first minute of each run not scored. `--one-way` loads one
@@ -28,7 +28,7 @@ from analysis.plotting import new_figure, new_grid, save
 from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import display_name
 from analysis.self_inflicted import OmniscientReferences
-from analysis.speedup_table import PaperValue, speedup_table, write_table_csv, \
+from experiments.sprout.speedup_table import PaperValue, speedup_table, write_table_csv, \
     write_table_markdown
 from analysis.summary import write_csv
 from analysis.tradeoff import DELAY_FLOOR_MS, TradeoffPoint, points_by
@@ -39,9 +39,9 @@ from core.run_span import RunSpan
 from core.runspec import RunSpec
 from core.settings import Setting, SettingError
 from core.traces import TraceError, TraceSet
-from experiments import sprout_paper
-from experiments.sprout_claims import FIG7_CLAIMS
-from experiments.tradeoff_base import TradeoffExperiment
+from experiments.sprout import paper as sprout_paper
+from experiments.sprout.claims import FIG7_CLAIMS
+from experiments.sprout.tradeoff import TradeoffExperiment
 
 SCHEMES = ("sprout", "sprout-ewma", "cubic", "cubic-codel", "vegas", "reno", "bic", "hybla",
            "bbr")

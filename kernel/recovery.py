@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from schemes.congestion_control import (EBPF_PREFIX, RECOVERY_SOURCE, CcResolution,
-                                        CongestionControlResolver)
+from kernel.congestion_control import (EBPF_PREFIX, RECOVERY_SOURCE, CcResolution,
+                                       CongestionControlResolver)
 
 # recovery name -> prefix of its eBPF variant (None: the kernel's own PRR).
 RECOVERIES: dict[str, str | None] = {

@@ -35,7 +35,7 @@ from typing import Any, ContextManager
 from core.errors import Unavailable
 from core.file_lock import exclusive_lock
 from core.processes import process_state
-from schemes.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
+from core.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
 
 log = logging.getLogger(__name__)
 

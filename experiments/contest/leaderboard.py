@@ -13,7 +13,7 @@ Rows, ordered by score (ln throughput - ln 95% end-to-end delay, higher is bette
   listed below the ranked rows with its reason and no score (never a score
   computed from nothing). Older submissions of a team stay on disk.
 
-Every row that ran links to its two views (analysis/contest_views.py) and its run
+Every row that ran links to its two views (experiments/contest/views.py) and its run
 folder. Written: leaderboard.html (every board), leaderboard.csv (every row, with
 its trace) and leaderboard-<trace>.csv.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.contest_views import VIEW_STEMS, plot_run_views
+from experiments.contest.views import VIEW_STEMS, plot_run_views
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv

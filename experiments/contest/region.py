@@ -4,7 +4,7 @@ winners against Sprout.
 A population of protocols on the contest's training trace (data over
 Verizon-LTE-short.down then 20 ms, ACKs over 20 ms then .up, infinite queue,
 the whole trace once; quick mode the first 30 s): parameter sweeps of every
-controller family (experiments/contest_families.py: fixed window, AIMD, the
+controller family (experiments/contest/families.py: fixed window, AIMD, the
 delay trigger, the winners' delivery rate x target delay, Sprout's confidence,
 sheen's delay threshold, Sprout-EWMA). Its fixed-window, AIMD and delay-trigger
 runs are warm-ups A, B and C's own runs (same RunSpecs apart from the
@@ -34,8 +34,8 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet, trace_duration_ms
 from experiments.base import Experiment
-from experiments.contest_families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES,
-                                          TRAINING, family_of, is_marked, params_text)
+from experiments.contest.families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES, TRAINING,
+                                          family_of, is_marked, params_text)
 
 PAPER_POPULATION = "about 3,000 student protocols"
 SOURCE = "Sivaraman et al., Protocol Design Contests, CCR 2014 (Figures 7 and the text)"

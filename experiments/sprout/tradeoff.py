@@ -30,7 +30,7 @@ from core.runspec import RunSpec, make_params
 from core.settings import Setting
 from core.traces import TraceError, TraceMissing, TraceSet, load_trace
 from experiments.base import Experiment
-from topologies import tcp_buffers
+from kernel import tcp_buffers
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class TradeoffExperiment(Experiment):
                 maximum=600),
         Setting(tcp_buffers.OPTION, str, "the hosts' TCP buffer limits, which cap a "
                 "loss-based flow's window over the infinite queue: those of Linux 3.2, the "
-                "paper's kernel, or the machine's own (topologies/tcp_buffers.py)",
+                "paper's kernel, or the machine's own (kernel/tcp_buffers.py)",
                 default=tcp_buffers.LINUX_3_2, flag="--tcp-buffers",
                 choices=tuple(tcp_buffers.PROFILES)),
     )
