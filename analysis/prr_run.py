@@ -52,12 +52,11 @@ from analysis.drop_check import DropVerdict, verify_drops
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
-from schemes.base import RunInvalid
+from core.artifacts import RECEIVER_PCAP, SENDER_PCAP
+from core.errors import RunInvalid
 from analysis.window_sanity import check_windows
 from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
-SENDER_PCAP = "sender.pcap"
-RECEIVER_PCAP = "receiver.pcap"
 RECOVERY_STATES = (CA_RECOVERY, CA_LOSS)
 CALM_STATES = (CA_OPEN, CA_DISORDER)
 

@@ -32,8 +32,8 @@ from analysis.tcp_probe import read_probe
 from analysis.window_sanity import INITIAL_WINDOW, WindowVerdict, ceiling_of, check_windows
 from core.run_span import both_directions
 from core.runspec import RunSpec
-from schemes.base import RunInvalid
-from schemes.tcp import IPERF_PORT, REVERSE_DIR
+from core.errors import RunInvalid
+from core.artifacts import IPERF_PORT, REVERSE_DIR
 from core.tcp_probe_format import PROBE_FILE
 
 FORWARD, REVERSE = "forward", "reverse"

@@ -31,13 +31,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from analysis.prr_run import RECEIVER_PCAP, SENDER_PCAP, check_drops_as_planned
+from analysis.prr_run import check_drops_as_planned
 from app.planning import prr_spec_options
 from core.active_runs import ActiveRun
+from core.artifacts import RECEIVER_PCAP, SENDER_PCAP
+from core.errors import RunInvalid
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from schemes.base import Endpoints, RunInvalid, SchemeUnavailable, StillRunning
+from schemes.base import Endpoints, SchemeUnavailable, StillRunning
 from kernel.congestion_control import CongestionControlResolver
 from kernel.packet_capture import PacketCapture, clock_offset
 from kernel.recovery import RecoveryRequest

@@ -25,6 +25,12 @@ class UsageError(ValueError):
     exit_status = EXIT_USAGE
 
 
+class RunInvalid(RuntimeError):
+    """Not a refusal: the run finished but did not measure what was asked (the wrong
+    congestion control served, the planned drops did not happen); it fails with this
+    reason."""
+
+
 class Unavailable(RuntimeError):
     """This machine cannot serve the request; the message names what is missing and the
     fix."""

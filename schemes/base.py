@@ -28,10 +28,6 @@ class StillRunning(Exception):
     """A wait timed out with the process still running (not an error by itself)."""
 
 
-class RunInvalid(RuntimeError):
-    """The run finished but did not measure what was asked (e.g. the wrong congestion control)."""
-
-
 class MininetHost(Protocol):
     name: str
 

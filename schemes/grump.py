@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.artifacts import GRUMP_PORT
 from core.paths import REPO_ROOT, ProjectPaths
 from schemes.base import Endpoints
 from schemes.native_pair import NativePairScheme
@@ -19,7 +20,6 @@ from schemes.table import SchemeEntry, SchemeParameterError
 if TYPE_CHECKING:
     from core.runspec import RunSpec
 
-GRUMP_PORT = 9000
 CONTROLLERS_FILE = REPO_ROOT / "native" / "grump" / "controllers.tsv"
 _TYPES = {"int": int, "float": float}
 

@@ -5,7 +5,8 @@ import json
 from abc import abstractmethod
 from typing import Any
 
-from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme
+from core.errors import RunInvalid
+from schemes.base import Endpoints, ManagedProcess, Scheme
 
 
 class NativePairScheme(Scheme):

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.errors import UsageError
+from core.artifacts import GRUMP_PORT
+from core.errors import RunInvalid, UsageError
 from core.paths import ProjectPaths
-from schemes.base import Endpoints, RunInvalid, SchemeUnavailable, StillRunning
-from schemes.grump import GRUMP_PORT, GrumpScheme
+from schemes.base import Endpoints, SchemeUnavailable, StillRunning
+from schemes.grump import GrumpScheme
 from schemes.sandbox import BUILD_LIMITS, Limits, SandboxUser, run_limited, run_limits, signal_name
 from core.settings import Setting
 from schemes.table import SchemeEntry

@@ -17,8 +17,10 @@ import time
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
+from core.artifacts import IPERF_PORT, REVERSE_DIR
+from core.errors import RunInvalid
 from core.run_span import both_directions
-from schemes.base import Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable
+from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable
 from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
 from core.settings import Setting
@@ -31,8 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-IPERF_PORT = 5201
-REVERSE_DIR = "reverse"  # the reverse flow's tcp_probe recording, in this subfolder
 SS_SAMPLE_AFTER_S = 2.0
 SS_RESAMPLE_S = 1.0   # again every second until the data connections show up...
 SS_SAMPLE_FOR_S = 30.0  # ...for at most this long

@@ -19,8 +19,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from schemes.base import (Endpoints, ManagedProcess, RunInvalid, Scheme, SchemeUnavailable,
-                          StillRunning)
+from core.artifacts import TRANSFER_PORT
+from core.errors import RunInvalid
+from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable, StillRunning
 from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from kernel.recovery import RecoveryRequest, provide_recovery
 from kernel.tcp_probe_recorder import (CLIENT_PORTS, ProbeUnavailable, TcpProbeRecorder,
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 PYTHON = "/usr/bin/python3"
 ENDPOINT = Path(__file__).resolve().with_name("transfer_endpoint.py")
-SERVER_PORT = 5001
+SERVER_PORT = TRANSFER_PORT
 RECEIVER_JSON = "transfer-receiver.json"
 SENDER_JSON = "transfer-sender.json"
 LISTEN_TIMEOUT_S = 5.0

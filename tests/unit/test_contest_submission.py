@@ -10,7 +10,7 @@ from app import cli
 from app.contest import resolve_trace, team_name
 from core.traces import TraceError
 from schemes import submission
-from schemes.base import RunInvalid
+from core.errors import RunInvalid
 from schemes.sandbox import Limits, SandboxUser, signal_name
 from schemes.submission import Sources, SubmissionRefused, check_api
 from tests.unit.fake_runs import trace_set, write_trace

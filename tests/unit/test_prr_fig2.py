@@ -231,7 +231,7 @@ def _make_window_absurd(run_dir: Path, value: int = 2183148773) -> None:
 
 def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path) -> None:
     from analysis.prr_run import check_drops_as_planned
-    from schemes.base import RunInvalid
+    from core.errors import RunInvalid
 
     store = ExperimentStore(tmp_path / "prr-fig2")
     specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)

@@ -11,7 +11,7 @@ from analysis.run_metrics import compute_run_metrics
 from app.planning import planned_duration_s, prr_spec_options
 from core.runspec import RunSpec, make_params, topology_of
 from experiments.prr.fig2 import PrrFig2
-from schemes.base import RunInvalid
+from core.errors import RunInvalid
 from tests.unit.pcap_builder import MSS
 from tests.unit.prr_fake_run import write_fake_run
 

@@ -26,7 +26,7 @@ from core.run_span import BOTH, DIRECTIONS, ONE
 from core.runspec import RunSpec, make_params
 from app.recorded_options import write_record
 from experiments.sprout.fig7 import SproutFig7
-from schemes.base import RunInvalid
+from core.errors import RunInvalid
 from core.tcp_probe_format import (CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, PROBE_COLUMNS,
                                    PROBE_FILE)
 from tests.unit.fake_runs import add_done, trace_set, write_link_log, write_trace
