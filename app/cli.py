@@ -338,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument("--delay-ms", type=DELAY_MS.argtype(), default=20,
                      help="fixed delay each way (default 20)")
     one.add_argument("--queue", default="infinite",
-                     help="infinite | droptail:packets=N | droptail:bytes=N")
+                     help="infinite | droptail:packets=N | droptail:bytes=N | codel | "
+                          "ecn:k=K,packets=N")
     span = one.add_mutually_exclusive_group(required=True)
     span.add_argument("--duration", type=DURATION.argtype(), help="seconds (the trace loops)")
     span.add_argument("--once", action="store_true", help="the whole data trace once")

@@ -21,6 +21,7 @@ from core.traces import TraceSet, load_trace
 from schemes.base import Endpoints, StillRunning
 from schemes.registry import make_scheme
 from kernel import tcp_buffers
+from topologies import queue_log
 from topologies.link_side import LinkSide
 from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
 
@@ -68,7 +69,8 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
             data=data, ack=ack, emulator=emulator,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=False,
             span_ms=span.span_ms, active=active,
-            tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE)))
+            tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE),
+            queue_log=bool(spec.option(queue_log.OPTION, False))))
         assert path.link is not None
         meta["tcp_buffer_profile"] = path.tcp_buffer_profile
         meta["tcp_buffers"] = {"sender": tcp_buffers.read(path.sender),

@@ -2,10 +2,18 @@
 
     infinite | droptail:packets=N | droptail:bytes=N | droptail:packets=N,bytes=M
     | codel | codel:target=MS | codel:interval=MS | codel:target=MS,interval=MS
+    | ecn:k=K,packets=N
 
 CoDel's defaults are target 5 ms and interval 100 ms (as the Sprout paper's Cellsim
-used); both are whole milliseconds and the target must be below the interval. The
-emulator (native/link/queue_spec.cc) accepts exactly these forms.
+used); both are whole milliseconds and the target must be below the interval.
+
+`ecn:k=K,packets=N` is DCTCP's switch: drop-tail at N packets, and CE set on ECT(0)/ECT(1)
+IPv4 packets arriving while more than K packets wait (the backlog counted as droptail's:
+the arriving packet and one in transit not included). Both keys are required (no defaults:
+K depends on the link, N on the experiment), 1 <= K <= N - 2 so that some backlog above K
+fits. See native/link/README.md, "ECN marking".
+
+The emulator (native/link/queue_spec.cc) accepts exactly these forms.
 """
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ CODEL_TARGET_MS = 5
 CODEL_INTERVAL_MS = 100
 
 FORMS = ("use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, "
-         "codel or codel:target=MS,interval=MS")
+         "codel, codel:target=MS,interval=MS or ecn:k=K,packets=N")
 
 
 class QueueSpecError(UsageError):
@@ -31,12 +39,20 @@ class QueueSpec:
     bytes: int | None = None
     target_ms: int | None = None  # CoDel only
     interval_ms: int | None = None  # CoDel only
+    mark_threshold: int | None = None  # ECN only: K, in packets
+
+    @property
+    def marks_ecn(self) -> bool:
+        return self.kind == "ecn"
 
     def describe(self) -> str:
         if self.kind == "infinite":
             return "infinite queue"
         if self.kind == "codel":
             return f"CoDel, target {self.target_ms} ms, interval {self.interval_ms} ms"
+        if self.kind == "ecn":
+            return (f"ECN marking above {self.mark_threshold} packets, droptail at "
+                    f"{self.packets} packets")
         limits = [f"{self.packets} packets" if self.packets else "",
                   f"{self.bytes} bytes" if self.bytes else ""]
         return "droptail, " + " and ".join(x for x in limits if x)
@@ -62,8 +78,10 @@ def parse_queue(text: str) -> QueueSpec:
     if text == "codel":
         return QueueSpec("codel", target_ms=CODEL_TARGET_MS, interval_ms=CODEL_INTERVAL_MS)
     kind, _, rest = text.partition(":")
-    if kind not in ("droptail", "codel") or not rest:
+    if kind not in ("droptail", "codel", "ecn") or not rest:
         raise QueueSpecError(f"bad queue {text!r}: {FORMS}")
+    if kind == "ecn":
+        return _ecn(text, _keyed_integers(text, rest, ("k", "packets")))
     if kind == "codel":
         values = _keyed_integers(text, rest, ("target", "interval"))
         target = values.get("target", CODEL_TARGET_MS)
@@ -74,3 +92,15 @@ def parse_queue(text: str) -> QueueSpec:
         return QueueSpec("codel", target_ms=target, interval_ms=interval)
     limits = _keyed_integers(text, rest, ("packets", "bytes"))
     return QueueSpec("droptail", packets=limits.get("packets"), bytes=limits.get("bytes"))
+
+
+def _ecn(text: str, values: dict[str, int]) -> QueueSpec:
+    if "k" not in values or "packets" not in values:
+        raise QueueSpecError(f"bad queue {text!r}: ECN marking needs both k=K (the marking "
+                             "threshold) and packets=N (the buffer), as in ecn:k=20,packets=425")
+    k, packets = values["k"], values["packets"]
+    if k + 2 > packets:
+        raise QueueSpecError(f"bad queue {text!r}: the marking threshold k={k} must be at most "
+                             f"packets - 2 ({packets} - 2), or every packet above k would be "
+                             "dropped, never marked")
+    return QueueSpec("ecn", packets=packets, mark_threshold=k)

@@ -40,8 +40,9 @@ from mininet.node import Node
 from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.processes import stop_child
-from topologies.link_side import LinkSide
 from kernel.offloads import disable_offloads
+from topologies import queue_log as queue_log_files
+from topologies.link_side import LinkSide
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ REFUSED_WORDS = {
     "use_hfsc": "the rate is the emulator's own, not a tc qdisc",
     "use_tbf": "the rate is the emulator's own, not a tc qdisc",
     "enable_red": "the queue is droptail or infinite (RED is not emulated)",
-    "enable_ecn": "the queue does not mark ECN",
+    "enable_ecn": "ECN marking is a queue of its own: queue='ecn:k=K,packets=N'",
     "speedup": "the rate is the emulator's own, not a tc qdisc",
     "latency_ms": "tbf's latency has no meaning here: use max_queue_size= or queue=",
     "gro": "offloads are always turned off on the whole path",
@@ -149,7 +150,7 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         f"TraceLink does not support {', '.join(reasons)}{where}. It takes Mininet's "
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
-        "delay_ms=, queue=")
+        "delay_ms=, queue=, queue_log=")
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ class TraceLink(Link):
 
     netrepro's own words: data_trace=/ack_trace= (trace files) or data=/ack= (LinkSide),
     delay_ms= (both ways), queue=/ack_queue= (queue specs), once=, span_ms=, log_dir=,
-    emulator=, on_process=, autostart=.
+    queue_log= (True: a per-packet queue log per direction, data-queue.log and
+    ack-queue.log in log_dir), emulator=, on_process=, autostart=.
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -215,6 +217,7 @@ class TraceLink(Link):
                  ack_trace: str | Path | None = None, emulator: Path | None = None,
                  delay_ms: int | None = None, queue: str | None = None,
                  ack_queue: str | None = None, once: bool = False, span_ms: int | None = None,
+                 queue_log: bool = False,
                  on_process: Callable[[int, str], None] | None = None,
                  autostart: bool | None = None, **unknown: Any) -> None:
         refuse_unknown(unknown)
@@ -246,6 +249,7 @@ class TraceLink(Link):
             Path(tempfile.mkdtemp(prefix="netrepro-link-"))
         self.once = once
         self.span_ms = span_ms  # no service later than this after the start
+        self.queue_log = queue_log
         self.realtime = max(self.data.mean_rate_mbps(),
                             self.ack.mean_rate_mbps()) <= REALTIME_MAX_RATE_MBPS
         self._on_process = on_process or (lambda pid, marker: None)
@@ -312,6 +316,14 @@ class TraceLink(Link):
         return self.log_dir / "ack.log"
 
     @property
+    def data_queue_log(self) -> Path:
+        return self.log_dir / queue_log_files.DATA_FILE
+
+    @property
+    def ack_queue_log(self) -> Path:
+        return self.log_dir / queue_log_files.ACK_FILE
+
+    @property
     def stats_file(self) -> Path:
         return self.log_dir / "link-stats.json"
 
@@ -334,6 +346,9 @@ class TraceLink(Link):
             args += ["--span-ms", str(self.span_ms)]
         if self.realtime:
             args.append("--realtime")
+        if self.queue_log:
+            args += ["--a2b-queue-log", str(self.data_queue_log),
+                     "--b2a-queue-log", str(self.ack_queue_log)]
         return args
 
     def start(self) -> None:

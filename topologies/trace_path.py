@@ -81,12 +81,12 @@ class TracePath(HostPair):
     def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
                  delay_ms: int, queue: str, once: bool, active: ActiveRun,
                  span_ms: int | None = None,
-                 tcp_buffer_profile: str = tcp_buffers.MACHINE) -> None:
+                 tcp_buffer_profile: str = tcp_buffers.MACHINE, queue_log: bool = False) -> None:
         tcp_buffers.profile_of(tcp_buffer_profile)  # an unknown name fails before building
         self.tcp_buffer_profile = tcp_buffer_profile
         self.link_options: dict[str, Any] = dict(
             data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
-            queue=queue, once=once, span_ms=span_ms, on_process=active.add)
+            queue=queue, once=once, span_ms=span_ms, queue_log=queue_log, on_process=active.add)
         self.active = active
         self.net: Mininet | None = None
         self.link: TraceLink | None = None

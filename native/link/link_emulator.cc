@@ -93,6 +93,14 @@ JsonObject direction_json(const TraceQueue& q, const DelayLine& delay, const Lat
       .add("socket_drops", socket_drops)
       .add("truncated_frames", truncated)
       .add("non_ip_forwarded", non_ip)
+      .add("ecn", JsonObject()
+                      .add("arrivals_not_ect", c.arrivals_not_ect)
+                      .add("arrivals_ect0", c.arrivals_ect0)
+                      .add("arrivals_ect1", c.arrivals_ect1)
+                      .add("arrivals_ce", c.arrivals_ce)
+                      .add("marks", c.ecn_marks)
+                      .add("drops_ecn_capable", c.drops_ecn_capable)
+                      .add("drops_not_ect", c.drops - c.drops_ecn_capable))
       .add("lateness_us", JsonObject()
                               .add("p50", p[0])
                               .add("p99", p[1])
@@ -118,6 +126,9 @@ LinkEmulator::LinkEmulator(const Options& options, DirectionPlan a2b, DirectionP
   for (Direction* d : {&a2b_, &b2a_}) {
     d->log = std::make_unique<LinkLog>(d->plan.options.log, logs_opportunities(d->plan));
     d->lateness = std::make_unique<LatenessRecorder>(d->plan.options.lateness);
+    if (!d->plan.options.queue_log.empty()) {
+      d->queue_log = std::make_unique<QueueLog>(d->plan.options.queue_log);
+    }
   }
 }
 
@@ -129,6 +140,7 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   if (options_.span_ms) schedule.end_at((base_ms + *options_.span_ms) * 1000);
   const bool every = logs_opportunities(p);
   TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
+  queue.observe_drops(d.queue_log.get());
   d.link = std::make_unique<LinkDirection>(std::move(queue), DelayLine(p.options.delay_ms * 1000),
                                            p.order);
   // Frames queued in the socket before the start count as arriving at the start.
@@ -154,6 +166,13 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   header.push_back("init timestamp: " + std::to_string(init_ms_));
   header.push_back("base timestamp: " + std::to_string(base_ms));
   d.log->write_header(header);
+  if (d.queue_log) {
+    std::vector<std::string> queue_header = {"netrepro-link queue log"};
+    for (const std::string& line : header) {
+      if (line != header[0] && line.rfind("opportunities:", 0) != 0) queue_header.push_back(line);
+    }
+    d.queue_log->start(queue_header, base_ms * 1000);
+  }
 }
 
 void LinkEmulator::receive(Direction& d) {
@@ -210,6 +229,9 @@ void LinkEmulator::send_due(Direction& d) {
   const uint64_t now = monotonic_us();
   d.out->send_batch(d.to_send);
   for (const Release& r : d.ready) d.lateness->record(r.release_us, now);
+  if (d.queue_log) {
+    for (const Release& r : d.ready) d.queue_log->sent(r.packet, r.release_us, now);
+  }
   d.sent += d.ready.size();
   d.ready.clear();
 }
@@ -313,6 +335,7 @@ void LinkEmulator::run(SignalFd& stop) {
     send_due(*d);
     d->log->flush();
     d->lateness->flush();
+    if (d->queue_log) d->queue_log->flush();
   }
   write_stats(true);
 }

@@ -12,6 +12,7 @@
 #include "link_log.hh"
 #include "options.hh"
 #include "packet_socket.hh"
+#include "queue_log.hh"
 #include "queue_spec.hh"
 #include "signal_fd.hh"
 #include "trace.hh"
@@ -40,6 +41,7 @@ class LinkEmulator {
     std::unique_ptr<LinkLog> log;
     std::unique_ptr<LinkDirection> link;
     std::unique_ptr<LatenessRecorder> lateness;
+    std::unique_ptr<QueueLog> queue_log;  // null unless asked for
     PacketSocket* in = nullptr;
     PacketSocket* out = nullptr;
     std::vector<Release> ready;

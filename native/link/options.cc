@@ -18,6 +18,7 @@ const char* const kSynopsis =
     "  [--once] [--span-ms N] [--realtime]\n"
     "  --a2b-log FILE --b2a-log FILE\n"
     "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
+    "  [--a2b-queue-log FILE] [--b2a-queue-log FILE]\n"
     "  --stats FILE [--ready-file FILE]";
 
 const char* const kDescription =
@@ -25,7 +26,9 @@ const char* const kDescription =
     "ones (default orders: a2b queue-delay, b2a delay-queue, i.e. mm-delay D mm-link DATA ACK\n"
     "with the sender on side A). SPEC: infinite | droptail:packets=N | droptail:bytes=N |\n"
     "droptail:packets=N,bytes=M (bytes counted as IP length + 4) |\n"
-    "codel[:target=MS,interval=MS] (CoDel, defaults target=5, interval=100). Times in ms.\n"
+    "codel[:target=MS,interval=MS] (CoDel, defaults target=5, interval=100) |\n"
+    "ecn:k=K,packets=N (CE on ECT packets arriving to more than K waiting packets, drop-tail at\n"
+    "N). Times in ms.\n"
     "--once: no service after the trace's first pass; --span-ms N: no service later than N ms\n"
     "after the start, in both directions (every scheme is then measured over the same span).\n"
     "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n";
@@ -47,7 +50,9 @@ void declare_direction(ArgParser& parser, const std::string& name, DirectionOpti
               })
       .text(p + "queue", "SPEC", "the queue discipline (default infinite)", &d.queue)
       .text(p + "log", "FILE", "mahimahi-format log", &d.log, Need::Required)
-      .text(p + "lateness", "FILE", "per-packet lateness record", &d.lateness);
+      .text(p + "lateness", "FILE", "per-packet lateness record", &d.lateness)
+      .text(p + "queue-log", "FILE", "per-packet queue record (backlog, ECN, send times)",
+            &d.queue_log);
 }
 
 ArgParser parser_for(const std::string& program, Options& o) {

@@ -18,6 +18,7 @@ struct DirectionOptions {
   std::string queue = "infinite";        // --X-queue SPEC
   std::string log;                       // --X-log FILE
   std::string lateness;                  // --X-lateness FILE (optional)
+  std::string queue_log;                 // --X-queue-log FILE (optional)
 };
 
 struct Options {

@@ -7,8 +7,8 @@ namespace netrepro {
 namespace {
 
 const char* const kForms =
-    "use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, codel or "
-    "codel:target=MS,interval=MS";
+    "use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, codel, "
+    "codel:target=MS,interval=MS or ecn:k=K,packets=N";
 
 uint64_t positive_integer(const std::string& text, const std::string& key,
                           const std::string& value) {
@@ -68,7 +68,7 @@ QueueSpec QueueSpec::parse(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   if (colon == std::string::npos || colon + 1 == text.size() ||
-      (kind != "droptail" && kind != "codel")) {
+      (kind != "droptail" && kind != "codel" && kind != "ecn")) {
     throw QueueSpecError("bad queue '" + text + "': " + kForms);
   }
   const std::string rest = text.substr(colon + 1);
@@ -77,6 +77,24 @@ QueueSpec QueueSpec::parse(const std::string& text) {
     spec.kind = Kind::DropTail;
     spec.packet_limit = value_or(limits, "packets", 0);
     spec.byte_limit = value_or(limits, "bytes", 0);
+    return spec;
+  }
+  if (kind == "ecn") {
+    const auto values = keyed_integers(text, rest, {"k", "packets"});
+    if (values.count("k") == 0 || values.count("packets") == 0) {
+      throw QueueSpecError("bad queue '" + text + "': ECN marking needs both k=K (the marking "
+                           "threshold) and packets=N (the buffer), as in ecn:k=20,packets=425");
+    }
+    spec.kind = Kind::Ecn;
+    spec.ecn_threshold = values.at("k");
+    spec.packet_limit = values.at("packets");
+    // A backlog above K must still fit below N, or nothing could ever be marked.
+    if (spec.ecn_threshold + 2 > spec.packet_limit) {
+      throw QueueSpecError("bad queue '" + text + "': the marking threshold k=" +
+                           std::to_string(spec.ecn_threshold) + " must be at most packets - 2 (" +
+                           std::to_string(spec.packet_limit) +
+                           " - 2), or every packet above k would be dropped, never marked");
+    }
     return spec;
   }
   const auto values = keyed_integers(text, rest, {"target", "interval"});
@@ -92,7 +110,7 @@ QueueSpec QueueSpec::parse(const std::string& text) {
 }
 
 bool QueueSpec::accepts(uint64_t packets, uint64_t bytes, uint64_t size) const {
-  if (kind != Kind::DropTail) return true;
+  if (kind != Kind::DropTail && kind != Kind::Ecn) return true;
   if (packet_limit != 0 && packets + 1 > packet_limit) return false;
   if (byte_limit != 0 && bytes + size > byte_limit) return false;
   return true;
@@ -103,6 +121,10 @@ std::string QueueSpec::describe() const {
   if (kind == Kind::Codel) {
     return "codel [target=" + std::to_string(codel_target_ms) +
            " ms, interval=" + std::to_string(codel_interval_ms) + " ms]";
+  }
+  if (kind == Kind::Ecn) {
+    return "ecn [k=" + std::to_string(ecn_threshold) + ", packets=" + std::to_string(packet_limit) +
+           "]";
   }
   std::string out = "droptail [";
   if (packet_limit != 0) out += "packets=" + std::to_string(packet_limit);

@@ -26,14 +26,20 @@ std::optional<Packet> TraceQueue::take_next(uint64_t when) {
   }
   dropped_.clear();
   std::optional<Packet> next = codel_->dequeue(when, queue_, queue_bytes_, dropped_);
-  for (const Packet& p : dropped_) {
-    ++counters_.drops;
-    counters_.drop_bytes += p.size;
+  for (const Packet& p : dropped_) count_drop(p, when, true);
+  return next;
+}
+
+void TraceQueue::count_drop(const Packet& p, uint64_t when, bool at_dequeue) {
+  ++counters_.drops;
+  counters_.drop_bytes += p.size;
+  if (at_dequeue) {
     ++counters_.dequeue_drops;
     counters_.dequeue_drop_bytes += p.size;
-    if (events_ != nullptr) events_->drop(when, 1, p.size);
   }
-  return next;
+  if (p.ecn_out != Ecn::NotEct) ++counters_.drops_ecn_capable;
+  if (events_ != nullptr) events_->drop(when, 1, p.size);
+  if (drop_observer_ != nullptr) drop_observer_->dropped(p, when, at_dequeue);
 }
 
 void TraceQueue::advance(uint64_t now_us, std::vector<Departure>& out) {
@@ -73,6 +79,7 @@ void TraceQueue::serve_one_opportunity(std::vector<Departure>& out) {
       ++counters_.departures;
       counters_.departure_bytes += in_transit_.size;
       if (events_ != nullptr) events_->departure(when, in_transit_.size, delay_ms);
+      in_transit_.departure_us = when;
       out.push_back(Departure{std::move(in_transit_), when});
       in_transit_ = Packet{};
     }
@@ -89,14 +96,26 @@ bool TraceQueue::enqueue(Packet packet, uint64_t now_us, std::vector<Departure>&
   ++counters_.arrivals;
   counters_.arrival_bytes += packet.size;
   if (events_ != nullptr) events_->arrival(now_us, packet.size);
-  // The packet in transit has left the queue, as in mahimahi: limits count only waiting packets.
+  packet.arrival_us = now_us;
+  // The packet in transit has left the queue, as in mahimahi: limits and the ECN threshold
+  // count only waiting packets.
+  packet.backlog = static_cast<uint32_t>(queue_.size());
+  packet.ecn_in = packet.ecn_out = ecn_of(packet.frame);
+  switch (packet.ecn_in) {
+    case Ecn::NotEct: ++counters_.arrivals_not_ect; break;
+    case Ecn::Ect1: ++counters_.arrivals_ect1; break;
+    case Ecn::Ect0: ++counters_.arrivals_ect0; break;
+    case Ecn::Ce: ++counters_.arrivals_ce; break;
+  }
   if (!spec_.accepts(queue_.size(), queue_bytes_, packet.size)) {
-    ++counters_.drops;
-    counters_.drop_bytes += packet.size;
-    if (events_ != nullptr) events_->drop(now_us, 1, packet.size);
+    count_drop(packet, now_us, false);
     return false;
   }
-  packet.arrival_us = now_us;
+  if (ecn_capable(packet.ecn_in) && spec_.marks(queue_.size())) {
+    mark_ce(packet.frame);
+    packet.ecn_out = Ecn::Ce;
+    ++counters_.ecn_marks;
+  }
   queue_bytes_ += packet.size;
   queue_.push_back(std::move(packet));
   return true;

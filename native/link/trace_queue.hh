@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codel.hh"
+#include "drop_observer.hh"
 #include "link_events.hh"
 #include "opportunity_schedule.hh"
 #include "packet.hh"
@@ -32,6 +33,11 @@ struct TraceQueueCounters {
   // Arrivals once service is over (a `once` trace or the span ended): neither logged nor
   // queued, as mahimahi's shell has exited by then; counted so nothing disappears unseen.
   uint64_t after_service = 0, after_service_bytes = 0;
+  // ECN, for every queue kind: arrivals by their ECN field on arrival, CE marks this queue set,
+  // and drops of ECN-capable packets (ECT or CE); the other drops were Not-ECT.
+  uint64_t arrivals_not_ect = 0, arrivals_ect0 = 0, arrivals_ect1 = 0, arrivals_ce = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t drops_ecn_capable = 0;
 };
 
 class TraceQueue {
@@ -44,8 +50,11 @@ class TraceQueue {
   // Serves every opportunity at or before now_us, appending finished packets to `out`.
   void advance(uint64_t now_us, std::vector<Departure>& out);
   // Advances to now_us, then enqueues (or drops) the packet; returns false when dropped or
-  // when service is over.
+  // when service is over. An ECN queue marks an ECT packet CE when the backlog it finds (the
+  // packets waiting, as droptail counts them: not the one in transit) is above K.
   bool enqueue(Packet packet, uint64_t now_us, std::vector<Departure>& out);
+  // Tells `observer` (may be null; it must outlive the queue) of every dropped packet.
+  void observe_drops(DropObserver* observer) { drop_observer_ = observer; }
 
   // When the next opportunity that has something to carry happens (kNever if idle/finished).
   uint64_t next_busy_us() const;
@@ -60,10 +69,12 @@ class TraceQueue {
   void serve_one_opportunity(std::vector<Departure>& out);
   // The next packet to put in transit at `when`, or nothing (the AQM may drop some first).
   std::optional<Packet> take_next(uint64_t when);
+  void count_drop(const Packet& p, uint64_t when, bool at_dequeue);
 
   OpportunitySchedule schedule_;
   QueueSpec spec_;
   LinkEvents* events_;
+  DropObserver* drop_observer_ = nullptr;
   bool report_every_opportunity_;
   std::deque<Packet> queue_;
   uint64_t queue_bytes_ = 0;  // bytes in queue_ (not the packet in transit)
