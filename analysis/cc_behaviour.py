@@ -4,7 +4,8 @@ These are the measurements behind the behavioural claims of each variant
 (docs/congestion-control.md): Vegas keeps alpha..beta packets queued, BIC
 sets ssthresh to 819/1024 of the window at a loss and approaches the
 previous maximum by binary search, Hybla grows rho^2 / cwnd per ACK in
-congestion avoidance. Every value is None when its input is missing.
+congestion avoidance, DCTCP cuts its window by alpha / 2 on marks
+(analysis/dctcp_alpha.py). Every value is None when its input is missing.
 
 Definitions:
 
@@ -31,6 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from analysis.dctcp_alpha import dctcp_metrics
 from analysis.mahimahi_log import LinkLog, parse_log
 from analysis.tcp_probe import ProbeTrace, read_probe
 from core.tcp_probe_format import CA_CWR, CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
@@ -241,6 +243,7 @@ def cc_behaviour_metrics(run_dir: Path, cc: str | None) -> dict[str, Any]:
         "bic": lambda: dict(zip(("bic_growth_far_pkts_per_rtt", "bic_growth_near_pkts_per_rtt"),
                                 bic_growth_by_region(trace))),
         "hybla": lambda: {"hybla_rho": hybla_rho(trace)},
+        "dctcp": lambda: dctcp_metrics(run_dir, trace),
     }
     if cc in extra:
         out.update(extra[cc]())

@@ -47,7 +47,7 @@ from core.paths import ProjectPaths
 log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-EBPF_VARIANTS = ("vegas", "bic", "hybla")
+EBPF_VARIANTS = ("vegas", "bic", "hybla", "dctcp")
 # Fast-recovery variants: one source (recovery.bpf.c), one object per recovery and base CC;
 # served by eBPF only (the kernel has nothing of these names).
 RECOVERY_SOURCE = "recovery.bpf.c"

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 from core.artifacts import IPERF_PORT, REVERSE_DIR
 from core.errors import RunInvalid
 from core.run_span import both_directions
-from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable
-from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
-from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
 from core.settings import Setting
-from schemes.table import SchemeEntry, SchemeParameterError
+from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
+from kernel.dctcp import DctcpRun, is_dctcp
+from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
 from kernel.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
+from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable
+from schemes.table import SchemeEntry, SchemeParameterError
 
 if TYPE_CHECKING:
     from core.paths import ProjectPaths
@@ -67,6 +68,8 @@ class TcpScheme(Scheme):
         self.probe_facts: dict[str, Any] = {"status": "not requested"}
         self.stopped_at_span_end = False
         self._ends: Endpoints | None = None
+        # DCTCP: both hosts' routes, ECN evidence and alpha (schemes/dctcp.py).
+        self.dctcp: DctcpRun | None = None
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:
         try:
@@ -78,11 +81,15 @@ class TcpScheme(Scheme):
         except CcUnavailable as e:
             raise SchemeUnavailable(str(e)) from e
         r = self.resolution
+        if is_dctcp(r.kernel_name):
+            self.dctcp = DctcpRun(r.kernel_name, r.provider, IPERF_PORT)
         return {"cc_requested": r.requested, "cc_kernel_name": r.kernel_name,
                 "cc_provider": r.provider, "cc_source_sha256": r.source_sha256,
                 "cc_detail": r.detail}
 
     def start_receiver(self, ends: Endpoints) -> None:
+        if self.dctcp is not None:
+            self.dctcp.setup(ends)
         self.server = ManagedProcess(
             ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(IPERF_PORT)],
             ends.out_dir, "iperf3-server", ends.on_process)
@@ -104,6 +111,8 @@ class TcpScheme(Scheme):
         args += self._start_probe(ends)
         self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
                                      ends.on_process)
+        if self.dctcp is not None:
+            self.dctcp.start(ends, self.recorder.client_port if self.recorder else None)
         self._sampler = threading.Thread(target=self._sample_socket, args=(ends,), daemon=True)
         self._sampler.start()
 
@@ -193,6 +202,8 @@ class TcpScheme(Scheme):
         for proc in (self.client, self.server):
             if proc is not None:
                 proc.stop()
+        if self.dctcp is not None:
+            self.dctcp.stop()
         if self.recorder is not None:
             self.probe_facts = self.recorder.finish()
         if self.reverse_recorder is not None:
@@ -209,6 +220,9 @@ class TcpScheme(Scheme):
         stopped_by_us = self.stopped_at_span_end and error == IPERF_INTERRUPTED
         if error and not stopped_by_us:
             raise RunInvalid(f"iperf3 reported an error: {error}")
+        # DCTCP first: a socket without ECN reads as Reno, and that is the reason to give.
+        dctcp = self.dctcp.verify(report.get("end", {}).get("receiver_tcp_congestion")) \
+            if self.dctcp is not None else None
         from_iperf = report.get("end", {}).get("sender_tcp_congestion")
         from_ss = _cc_from_ss(self.ss_sample,
                               self.recorder.client_port if self.recorder is not None else None)
@@ -221,6 +235,8 @@ class TcpScheme(Scheme):
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
                  .get("bits_per_second"), "tcp_probe": self.probe_facts,
                  "iperf3_end": "stopped at the end of the span" if stopped_by_us else "finished"}
+        if dctcp is not None:
+            facts["dctcp"] = dctcp
         if from_iperf is None and stopped_by_us and self.both and from_ss is not None:
             # iperf3 --bidir stopped by a signal writes no sender_tcp_congestion: the socket's
             # own sample (ss -tin on the data connection) is then the record, and must agree.
@@ -360,7 +376,8 @@ RECOVERY = Setting("recovery", str, "fast recovery: the kernel's PRR or our eBPF
 # name, label, colour, marker
 _VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple", "^"),
              ("bbr", "BBR", "tab:gray", "X"), ("vegas", "Vegas", "tab:green", "s"),
-             ("bic", "BIC", "tab:brown", "v"), ("hybla", "Hybla", "tab:pink", "D"))
+             ("bic", "BIC", "tab:brown", "v"), ("hybla", "Hybla", "tab:pink", "D"),
+             ("dctcp", "DCTCP", "tab:olive", "h"))
 TABLE: tuple[SchemeEntry, ...] = tuple(
     SchemeEntry(name, "tcp", f"Linux TCP {name} via iperf3 -C (kernel, module or eBPF)", _build,
                 params=(CC_IMPL, RECOVERY) if name in RECOVERY_BASES else (CC_IMPL,),

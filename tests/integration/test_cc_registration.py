@@ -56,7 +56,7 @@ def test_real_vegas_registers_and_unregisters(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("variant", ["vegas", "bic", "hybla", "rh_reno", "rh_cubic",
+@pytest.mark.parametrize("variant", ["vegas", "bic", "hybla", "dctcp", "rh_reno", "rh_cubic",
                                      "3517_reno", "3517_cubic", "prr_reno", "prr_cubic"])
 def test_real_variant_passes_the_verifier(tmp_path: Path, variant: str) -> None:
     _require_root_and_objects(variant)

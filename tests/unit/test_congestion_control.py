@@ -125,7 +125,7 @@ def layout(tmp_path: Path) -> dict[str, Path]:
     src, obj = tmp_path / "src", tmp_path / "obj"
     src.mkdir()
     obj.mkdir()
-    for variant in ("vegas", "bic", "hybla"):
+    for variant in ("vegas", "bic", "hybla", "dctcp"):
         (src / f"{variant}.bpf.c").write_text(f"/* {variant} source */\n")
         (obj / f"{variant}.bpf.o").write_bytes(b"\x7fELF")
     return {"src": src, "obj": obj, "state": tmp_path / "state"}
@@ -525,6 +525,6 @@ def test_available_variants_reports_the_provider_per_variant(layout: dict[str, P
     machine = FakeMachine(installable_modules={"tcp_hybla"})
     assert make(layout, machine).available_variants(TCP_VARIANTS) == {
         "reno": "builtin", "cubic": "builtin", "bbr": "builtin",
-        "vegas": "ebpf", "bic": None, "hybla": "module"}
+        "vegas": "ebpf", "bic": None, "hybla": "module", "dctcp": "ebpf"}
     assert bpftool_calls(machine, "register") == [] and \
         not any(c[0] == "modprobe" for c in machine.commands)
