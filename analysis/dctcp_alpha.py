@@ -1,6 +1,6 @@
 """What DCTCP's alpha did in a run, and whether its window reductions followed it.
 
-Reads dctcp-alpha.csv (schemes/dctcp_alpha.py writes it; times CLOCK_MONOTONIC, like
+Reads dctcp-alpha.csv (kernel/dctcp_alpha.py writes it; times CLOCK_MONOTONIC, like
 tcp-probe.csv) and the probe trace. Linux's DCTCP, which netrepro's bpf_dctcp follows:
 
 - once per window: alpha <- alpha - max(alpha >> 4, alpha if alpha < 16)
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from analysis.tcp_probe import ProbeTrace
-from schemes.dctcp_alpha import ALPHA_COLUMNS, ALPHA_FILE, ALPHA_UNITS
-from schemes.tcp_probe_format import CA_CWR, CA_DISORDER, CA_OPEN
+from kernel.dctcp_alpha import ALPHA_COLUMNS, ALPHA_FILE, ALPHA_UNITS
+from core.tcp_probe_format import CA_CWR, CA_DISORDER, CA_OPEN
 
 SHIFT_G = 4
 MAX_ALPHA = ALPHA_UNITS

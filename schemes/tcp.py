@@ -68,7 +68,7 @@ class TcpScheme(Scheme):
         self.probe_facts: dict[str, Any] = {"status": "not requested"}
         self.stopped_at_span_end = False
         self._ends: Endpoints | None = None
-        # DCTCP: both hosts' routes, ECN evidence and alpha (schemes/dctcp.py).
+        # DCTCP: both hosts' routes, ECN evidence and alpha (kernel/dctcp.py).
         self.dctcp: DctcpRun | None = None
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:

@@ -32,9 +32,9 @@ from core.queue_spec import QueueSpecError, parse_queue
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
-from schemes import dctcp as dctcp_module
-from schemes.dctcp_alpha import SOURCE_MAP
-from schemes.tcp_probe_format import CA_LOSS, CA_RECOVERY
+from kernel import dctcp as dctcp_module
+from kernel.dctcp_alpha import SOURCE_MAP
+from core.tcp_probe_format import CA_LOSS, CA_RECOVERY
 from tests.integration.helpers import ce_marker
 
 RATE_MBPS = 12

@@ -15,13 +15,13 @@ import pytest
 from analysis.dctcp_alpha import (Reduction, alpha_bounds_at, cwr_reductions, dctcp_metrics,
                                   ewma_step, read_alpha, windows_to_zero)
 from analysis.tcp_probe import ProbeTrace
-from schemes.base import RunInvalid
-from schemes.bpf_map import MapInfo
-from schemes.dctcp import DctcpRun, find_socket, parse_ss
-from schemes.dctcp_alpha import (ALPHA_COLUMNS, ALPHA_FILE, EXPORT, EXPORT_FIELDS, KEY,
-                                 AlphaReading, BpfMapAlphaSource, DctcpAlphaSampler,
-                                 SocketKey, SsAlphaSource, parse_ss_dctcp)
-from schemes.tcp_probe_format import CA_CWR, CA_OPEN
+from core.errors import RunInvalid
+from kernel.bpf_map import MapInfo
+from kernel.dctcp import DctcpRun, find_socket, parse_ss
+from kernel.dctcp_alpha import (ALPHA_COLUMNS, ALPHA_FILE, EXPORT, EXPORT_FIELDS, KEY, AlphaReading,
+                                BpfMapAlphaSource, DctcpAlphaSampler, SocketKey, SsAlphaSource,
+                                parse_ss_dctcp)
+from core.tcp_probe_format import CA_CWR, CA_OPEN
 
 SENDER_SS = """\
 State Recv-Q Send-Q  Local Address:Port  Peer Address:PortProcess
@@ -168,7 +168,7 @@ def test_the_map_source_reads_the_newest_entry_of_the_run() -> None:
 def test_a_map_of_another_layout_is_refused() -> None:
     source = BpfMapAlphaSource(SocketKey(7, "10.0.0.1", "10.0.0.2", 1, 5201), None, 0,
                                maps=lambda: [MapInfo(3, "dctcp_alpha", "lru_hash", 16, 64)])
-    from schemes.bpf_map import BpfMapError
+    from kernel.bpf_map import BpfMapError
     with pytest.raises(BpfMapError, match="built from another dctcp.bpf.c"):
         source.read()
 

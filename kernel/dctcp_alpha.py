@@ -5,7 +5,7 @@ One sampler, two sources, and the file says which one it read:
 - netrepro's bpf_dctcp (native/bpf/dctcp.bpf.c) cannot report through get_info, so it
   publishes each socket's state in its map `dctcp_alpha`, keyed by the socket's network
   namespace (inode) and addresses. `BpfMapAlphaSource` reads the sending socket's entry
-  with the bpf() system call (schemes/bpf_map.py).
+  with the bpf() system call (kernel/bpf_map.py).
 - the kernel's dctcp reports alpha to `ss -ti` as
   `dctcp:(ce_state:S,alpha:A,ab_ecn:E,ab_tot:T)`; `SsAlphaSource` reads the data
   connection's line in the sender's namespace.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from schemes.bpf_map import BpfMap, BpfMapError, MapInfo, find_maps
+from kernel.bpf_map import BpfMap, BpfMapError, MapInfo, find_maps
 
 log = logging.getLogger(__name__)
 

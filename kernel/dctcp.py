@@ -14,7 +14,7 @@ machine-wide changes; `net.ipv4.tcp_ecn` is only read, in both namespaces.
 
 Each run records the routes, both namespaces' ECN settings, and what the data
 connection's two sockets negotiated (`ss -tino`: `ecn` on both, `ecnseen` where ECT data
-arrived), and samples alpha (schemes/dctcp_alpha.py). A run whose sockets did not both run
+arrived), and samples alpha (kernel/dctcp_alpha.py). A run whose sockets did not both run
 the requested DCTCP, or did not negotiate ECN, is invalid with that reason.
 """
 from __future__ import annotations
@@ -27,9 +27,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from schemes.base import Endpoints, MininetHost, RunInvalid, SchemeUnavailable
-from schemes.dctcp_alpha import (AlphaSource, BpfMapAlphaSource, DctcpAlphaSampler,
-                                 SocketKey, SsAlphaSource, netns_inode)
+from core.errors import RunInvalid
+from schemes.base import Endpoints, MininetHost, SchemeUnavailable
+from kernel.dctcp_alpha import (AlphaSource, BpfMapAlphaSource, DctcpAlphaSampler, SocketKey,
+                                SsAlphaSource, netns_inode)
 
 log = logging.getLogger(__name__)
 
