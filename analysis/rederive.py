@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.recompute import VERSION_KEY
-from analysis.run_metrics import compute_run_metrics
+from analysis.recompute import VERSION_KEY, KindOf
 from core.code_version import analysis_version
 from core.results import DONE, read_json
-from core.runspec import TRACE_PATH, RunSpec, topology_of
+from core.runspec import RunSpec
 
 
 MATCH = "match"  # every stored number given back
@@ -33,7 +32,8 @@ class ArtifactsUnreadable(RuntimeError):
     """A run folder lacks what re-deriving its metrics needs (the message names it)."""
 
 
-def rederive(run_dir: Path) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:
+def rederive(run_dir: Path,
+             kind_of: KindOf) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:
     """(spec, meta, metrics re-derived from the raw artifacts) of one finished run."""
     try:
         spec = RunSpec.from_dict(read_json(run_dir / "spec.json"))
@@ -46,10 +46,15 @@ def rederive(run_dir: Path) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:
             meta = dict(meta, link=read_json(stats))
         except (OSError, ValueError) as e:
             raise ArtifactsUnreadable(f"{run_dir.name}: link-stats.json unreadable: {e}") from e
-    if topology_of(spec) == TRACE_PATH and not (run_dir / "data.log").is_file():
-        raise ArtifactsUnreadable(f"{run_dir.name}: data.log is missing")
     try:
-        return spec, meta, compute_run_metrics(run_dir, spec, meta)
+        kind = kind_of(spec)
+    except ValueError as e:
+        raise ArtifactsUnreadable(f"{run_dir.name}: {e}") from e
+    missing = kind.missing_artifacts(run_dir)
+    if missing:
+        raise ArtifactsUnreadable(f"{run_dir.name}: {missing}")
+    try:
+        return spec, meta, kind.metrics(run_dir, spec, meta)
     except Exception as e:  # any parse error: the artifacts do not give the metrics
         raise ArtifactsUnreadable(f"{run_dir.name}: {type(e).__name__}: {e}") from e
 
@@ -144,11 +149,11 @@ def _newer_than_done(run_dir: Path) -> bool:
         return False
 
 
-def check_run(run_dir: Path) -> tuple[MetricsCheck, RunSpec | None, dict[str, Any] | None,
-                                      dict[str, Any] | None]:
+def check_run(run_dir: Path, kind_of: KindOf) -> tuple[
+        MetricsCheck, RunSpec | None, dict[str, Any] | None, dict[str, Any] | None]:
     """(the check, spec, meta, re-derived metrics) of one finished run folder."""
     try:
-        spec, meta, derived = rederive(run_dir)
+        spec, meta, derived = rederive(run_dir, kind_of)
     except ArtifactsUnreadable as e:
         return MetricsCheck(UNREADABLE, detail=str(e)), None, None, None
     try:

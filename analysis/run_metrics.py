@@ -1,5 +1,5 @@
-"""metrics.json of one run: the data direction's link metrics, plus what the run verified
-(a PRR run's come from analysis/prr_run.py).
+"""metrics.json of a trace-path run: the data direction's link metrics, plus what the run
+verified (a switched-path run's come from analysis/prr_run.py).
 
 The scored part of the run starts after its warm-up (meta.json's `span`, written by the
 executor; none for runs without one). A run that loads both directions at once also gets the
@@ -15,20 +15,11 @@ from typing import Any
 from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
 from analysis.metrics import metrics_from_file
-from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
-from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
+from core.runspec import RunSpec
 
 REVERSE = "reverse"  # the key of the other direction's metrics in a two-way run
-
-
-def compute_run_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
-    """The run's metrics from its artifacts: a PRR run's from its captures and the kernel's
-    recording (analysis/prr_run.py), a trace-path run's from data.log."""
-    if topology_of(spec) == OPENFLOW_SWITCH:
-        return prr_run_metrics(load_prr_run(run_dir, meta), meta)
-    return trace_path_metrics(run_dir, spec, meta)
 
 
 def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:

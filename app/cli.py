@@ -204,10 +204,8 @@ def _validate_spec(spec: RunSpec, traces: TraceSet) -> None:
     """Fail before building anything when the request cannot be run."""
     from app.validation import check_spec
     check_spec(spec)  # ranges, the scheme and its parameters, the queue
-    from app.planning import link_side, planned_duration_s
-    link_side(spec.data_trace, traces)
-    link_side(spec.ack_trace, traces)
-    planned_duration_s(spec, traces)
+    from runkinds.registry import kind_of
+    kind_of(spec).check(spec, traces)  # its traces or fixed rates, its span
 
 
 def cmd_report(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -33,16 +33,15 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from app.cluster_submission import ShippedSubmission
-from app.cluster_worker import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS,
-                                STARTED_TOPIC, STOP_EVENT, TRACE, RemoteResult, RemoteTask,
-                                capabilities, file_sha256, trace_resource)
+from app.cluster_worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
 from app.run_archive import ArchiveError, Committer
 from core.settings import SettingError
 from core.code_version import code_version
 from core.errors import Unavailable
 from core.paths import ProjectPaths
-from core.runspec import OPENFLOW_SWITCH, RunSpec, topology_of
+from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
+from core.worker_resources import CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS, TRACE
 
 log = logging.getLogger(__name__)
 
@@ -79,35 +78,13 @@ def parse_cluster(text: str) -> ClusterChoice:
 
 
 def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dict[str, str]]:
-    """(the worker resources the run asks for, traces not in the manifest -> their sha256).
+    """(the worker resources the run asks for, traces not in the manifest -> their sha256):
+    a slot and this code version, and what the run's kind needs.
 
     Raises TraceError or OSError when such a trace cannot be read here."""
-    from schemes.registry import TCP_VARIANTS
-    needs: dict[str, float] = {RUNS: 1, CODE + code_version(): 1}
-    files: dict[str, str] = {}
-    for trace in (spec.data_trace, spec.ack_trace):
-        if trace.startswith("rate:"):
-            continue
-        entry = traces.manifest.get(trace)
-        if entry is not None:
-            needs[trace_resource(trace, entry.git_blob_sha1)] = 1
-        else:  # a path, or a name found in a trace directory: the worker checks its hash
-            files[trace] = file_sha256(traces.resolve(trace))
-    if spec.scheme in TCP_VARIANTS:
-        needs[CC + spec.scheme] = 1
-        impl = spec.param("cc_impl")
-        if impl in ("kernel", "ebpf"):
-            needs[f"{CC}{spec.scheme}:{impl}"] = 1
-    if spec.scheme == "submission":
-        needs[CONTEST_BUILD] = 1
-    if topology_of(spec) == OPENFLOW_SWITCH:
-        needs[OPENFLOW] = 1
-        # Decided before planning (pox or os-ken); `auto` only when this client has neither,
-        # and then the worker decides, and its meta.json says which served.
-        controller = spec.option("controller")
-        if controller in ("pox", "os-ken"):
-            needs[CONTROLLER + str(controller)] = 1
-    return needs, files
+    from runkinds.registry import kind_of
+    needs, files = kind_of(spec).worker_needs(spec, traces)
+    return {RUNS: 1, CODE + code_version(): 1, **needs}, files
 
 
 def unservable(needs: Mapping[str, float],

@@ -25,7 +25,6 @@ run.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
 import logging
 import os
@@ -50,25 +49,16 @@ from core.processes import pid_alive
 from core.results import FAILED
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
+from core.worker_resources import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS, TRACE,
+                                   file_sha256, trace_resource)
 
 log = logging.getLogger(__name__)
 
-RUNS = "runs"  # the resource every run takes one of
-CODE = "code:"  # + the code version (core/code_version.py)
-TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
-CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
-CONTEST_BUILD = "contest-build"  # the worker builds contest submissions
-OPENFLOW = "openflow-switch"  # Open vSwitch runs there (the PRR experiment's network)
-CONTROLLER = "controller:"  # + pox / os-ken: an OpenFlow controller that can start there
 STOP_EVENT = "netrepro-stop-"  # + the client's session id: set on Ctrl-C
 STARTED_TOPIC = "netrepro-run-started"  # worker events: one per attempt started
 CHILD_EXIT_GRACE_S = 30.0
 POLL_S = 0.5
 PR_SET_PDEATHSIG = 1
-
-
-def trace_resource(name: str, sha1: str) -> str:
-    return f"{TRACE}{name}@{sha1[:12]}"
 
 
 def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, float]:
@@ -151,10 +141,6 @@ class RemoteResult:
     worker: dict[str, Any]
     wall_s: float = 0.0
     build_log: str = ""  # contest submit: the build's commands and what they printed
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def attempts_dir(paths: ProjectPaths) -> Path:

@@ -171,7 +171,7 @@ def required_traces(traces: TraceSet) -> set[str]:
         for quick in (True, False):
             for spec in exp.matrix(quick=quick):
                 names.update((spec.data_trace, spec.ack_trace))
-    from app.planning import FIXED_RATE_PREFIX  # rate:<Mbit/s> names a fixed rate, no file
+    from topologies.link_side import FIXED_RATE_PREFIX  # rate:<Mbit/s>: a fixed rate, no file
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 

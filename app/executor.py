@@ -1,4 +1,4 @@
-"""Execute one RunSpec: its measurement (app/measure.py), then metrics, then DONE.
+"""Execute one RunSpec: its measurement (by its kind: runkinds/), then metrics, then DONE.
 
 A run either ends in runs/<run>/ with DONE, or in failed/<run>-<time>/ with
 FAILED.json naming the reason; its partial artifacts are kept either way. A run
@@ -24,6 +24,7 @@ from core.paths import ProjectPaths
 from core.results import ExperimentStore, write_json
 from core.runspec import RunSpec
 from core.traces import TraceSet
+from runkinds.registry import kind_of, measure_network
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +43,8 @@ class RunOutcome:
 
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
             traces: TraceSet, measure: Measure | None = None) -> RunOutcome:
-    """Run `spec` into `store`; `measure` defaults to the real network (app/measure.py)."""
+    """Run `spec` into `store`; `measure` defaults to the real network of its kind."""
     if measure is None:
-        from app.measure import measure_network  # Mininet: imported only to run
         measure = measure_network
     tmp = store.new_temp_dir(spec)
     meta: dict[str, Any] = {"spec": spec.to_dict(), "run_id": spec.run_id(),
@@ -57,7 +57,7 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
         if metrics is not None:
             # A TCP flow whose kernel window was absurd ran no congestion control: the run is
             # invalid, read from the verdict its metrics already carry (the probe traces are
-            # parsed once), as a PRR run's is (app/prr_lifecycle.py).
+            # parsed once), as a switched-path run's is (runkinds/switched_path.py).
             check_tcp_windows(metrics)
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)
@@ -81,7 +81,7 @@ def _metrics(run_dir: Path, spec: RunSpec,
     """(metrics, "") written to metrics.json; or (None, why) when the analysis raised, with
     the error in meta: the measurement is kept, and `./repro report` computes them again."""
     try:
-        metrics = stamped_metrics(run_dir, spec, meta)
+        metrics = stamped_metrics(run_dir, spec, meta, kind_of)
         write_json(run_dir / "metrics.json", metrics)
         return metrics, ""
     except Exception as e:

@@ -17,12 +17,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.planning import planned_duration_s
 from core.paths import ProjectPaths, display
 from core.progress import ProgressReporter, makespan_s
 from core.results import ExperimentStore, experiment_store
 from core.runspec import RunSpec
 from core.traces import TraceSet
+from runkinds.registry import kind_of
 from experiments.base import Experiment
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class MatrixResult:
 def run_estimate_s(spec: RunSpec, traces: TraceSet) -> float:
     """One run's expected seconds: its span plus set-up and teardown."""
     try:
-        return planned_duration_s(spec, traces) + PER_RUN_OVERHEAD_S
+        return kind_of(spec).planned_seconds(spec, traces) + PER_RUN_OVERHEAD_S
     except Exception:  # a missing trace: that run will fail fast
         return PER_RUN_OVERHEAD_S
 

@@ -25,6 +25,7 @@ from core.code_version import analysis_version
 from core.processes import pid_alive
 from core.results import DONE, ExperimentStore, experiment_store, read_json
 from core.traces import TraceSet
+from runkinds.registry import kind_of
 from experiments.base import Experiment
 from app.recorded_options import RecordError, as_recorded
 from kernel.congestion_control import EBPF_PREFIX
@@ -222,7 +223,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.half_written = half_written(store)
     records: list[RunRecord] = []
     for run_dir in store.done_runs():
-        check, spec, meta, derived = check_run(run_dir)
+        check, spec, meta, derived = check_run(run_dir, kind_of)
         run = RunVerdict(run_dir.name, check)
         if spec is not None and meta is not None and derived is not None:
             records.append(RunRecord(spec, derived, meta, run_dir))

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.errors import UsageError
-
 PATTERNS: dict[str, tuple[int, ...]] = {
     "light": (1, 2, 3, 4, 5),
     "heavy": (1, 2, 3, 4, 6, 7, 8),
@@ -30,8 +28,10 @@ MAX_SEGMENT = 10_000
 SEQ_MOD = 1 << 32
 
 
-class DropPlanError(UsageError):
-    """A pattern or list that names no valid plan."""
+class DropPlanError(ValueError):
+    """A pattern or list that names no valid plan. Not a core.errors.UsageError: this module
+    also runs inside POX, whose own `core` module shadows the project's; the experiment's
+    option turns it into the usage error (exit 2) before any run."""
 
 
 @dataclass(frozen=True)

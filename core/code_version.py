@@ -7,9 +7,9 @@ import hashlib
 from core.paths import REPO_ROOT
 
 # Measurement code: the emulator, the endpoints, the topology, the schemes, the kernel's
-# facilities, the controllers. Analysis and plotting are not here: figures regenerate without
-# rerunning.
-_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "kernel", "controllers")
+# facilities, the controllers, and the run kinds that drive them. Analysis and plotting are
+# not here: figures regenerate without rerunning.
+_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "kernel", "controllers", "runkinds")
 _SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt", ".tsv"}
 
 

@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from core.code_version import code_version
-from core.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -73,27 +72,6 @@ class RunSpec:
 
     def dirname(self) -> str:
         return f"{self.label()}-{self.run_id()}"
-
-
-# The `topology` run option names how a run is measured (the network built, what runs on
-# it, how its metrics are computed); without it, the trace path.
-TOPOLOGY_OPTION = "topology"
-TRACE_PATH = "trace-path"
-OPENFLOW_SWITCH = "openflow-switch"
-TOPOLOGIES = (TRACE_PATH, OPENFLOW_SWITCH)
-
-
-class UnknownTopology(UsageError):
-    pass
-
-
-def topology_of(spec: RunSpec) -> str:
-    """The run's kind of network: trace-path (the default) or openflow-switch (PRR)."""
-    topology = str(spec.option(TOPOLOGY_OPTION, TRACE_PATH))
-    if topology not in TOPOLOGIES:
-        raise UnknownTopology(f"unknown topology {topology!r} in the run's options; known: "
-                              + ", ".join(TOPOLOGIES))
-    return topology
 
 
 def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:

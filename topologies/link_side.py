@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.traces import load_trace
+from core.traces import TraceError, TraceSet, load_trace
 
 OPPORTUNITY_BYTES = 1504
+# A "trace" written rate:<Mbit/s> is a fixed-rate link (wired paths, behavioural tests).
+FIXED_RATE_PREFIX = "rate:"
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,17 @@ class LinkSide:
         assert self.trace is not None
         times = load_trace(self.trace)
         return len(times) * OPPORTUNITY_BYTES * 8 / (int(times[-1]) * 1000)
+
+
+def link_side(trace: str, traces: TraceSet) -> LinkSide:
+    """A direction's service from its name: rate:<Mbit/s>, else a trace of the set."""
+    if trace.startswith(FIXED_RATE_PREFIX):
+        text = trace[len(FIXED_RATE_PREFIX):]
+        try:
+            rate = float(text)
+        except ValueError:
+            rate = -1.0
+        if not rate > 0:
+            raise TraceError(f"bad fixed rate {trace!r}: write rate:<Mbit/s>, e.g. rate:12")
+        return LinkSide(rate_mbps=rate)
+    return LinkSide(trace=traces.resolve(trace))

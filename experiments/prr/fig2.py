@@ -28,11 +28,12 @@ from experiments.prr.plot import plot_recoveries
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
 from core.results import ExperimentStore
-from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
+from core.runspec import RunSpec, make_params
 from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.prr.claims import CLAIMS, acks_waited
+from runkinds.registry import SWITCHED_PATH, kind_of
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,6 @@ SIZES = (32 * 1024, 64 * 1024)
 RECOVERIES = ("rate-halving", "rfc3517", "prr-kernel", "prr-bpf")
 CCS = ("cubic", "reno")
 CONTROLLERS = ("auto", "pox", "os-ken")
-# The topology option names how a run is measured (app/measure.py): this one builds the
-# switched path under a controller.
-TOPOLOGY = OPENFLOW_SWITCH
 DEFAULT_BOTTLENECK_MBPS = 10
 DEFAULT_RTT_MS = 40
 QUICK_SIZES = (32 * 1024,)
@@ -127,7 +125,7 @@ class PrrFig2(Experiment):
         controller = resolve_controller(self.controller)
         return [RunSpec(experiment=self.name, scheme=self.cc, data_trace=rate, ack_trace=rate,
                         delay_ms=self.rtt // 2, queue="infinite", duration_s=None, trial=t,
-                        options=make_params(topology=TOPOLOGY, pattern=pattern, size=size,
+                        options=make_params(topology=SWITCHED_PATH.name, pattern=pattern, size=size,
                                             recovery=recovery, controller=controller,
                                             bottleneck=self.bottleneck, rtt=self.rtt))
                 for t in range(1, trials + 1) for pattern in patterns for size in sizes
@@ -137,7 +135,7 @@ class PrrFig2(Experiment):
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         records = [r for r in latest_per_run(finished_runs(store))
-                   if r.spec.option("topology") == TOPOLOGY]
+                   if kind_of(r.spec) is SWITCHED_PATH]
         metrics = {r.path: _metrics(r) for r in records}
         # A run finished before the window check existed may still show an absurd window:
         # it is left out of every table and figure, with its reason in the log.

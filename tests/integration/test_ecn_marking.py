@@ -31,13 +31,13 @@ from mininet.net import Mininet
 
 from analysis.queue_log import CE, ECT0, ECT1, NOT_ECT, departure_gaps, parse_queue_log
 from app.executor import execute
-from app.planning import link_side
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
 from kernel.packet_capture import PacketCapture
 from topologies import queue_log as queue_log_files
+from topologies.link_side import link_side
 from topologies.trace_link import TraceLink
 from topologies.trace_path import new_prefix
 

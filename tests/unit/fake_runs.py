@@ -64,7 +64,7 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
     metrics.json the analysis makes of them, written before DONE as a real run's are."""
     from analysis.recompute import VERSION_KEY
     from core.code_version import analysis_version
-    from analysis.run_metrics import compute_run_metrics
+    from runkinds.registry import kind_of
     import os
     run_dir = store.runs_dir / spec.dirname()
     run_dir.mkdir(parents=True)
@@ -77,7 +77,7 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
             "environment": {"kernel": "6.1-test", "distribution": "Test Linux",
                             "code_version": "test"}, "link": link}
     (run_dir / "meta.json").write_text(json.dumps(meta))
-    metrics = compute_run_metrics(run_dir, spec, meta)
+    metrics = kind_of(spec).metrics(run_dir, spec, meta)
     if stamp_version:
         metrics[VERSION_KEY] = analysis_version()
     metrics.update(extra_metrics or {})

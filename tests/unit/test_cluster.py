@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from app.cluster import (ClusterChoice, parse_cluster, requirements, unservable)
-from app.cluster_worker import (CC, CODE, CONTROLLER, OPENFLOW, RUNS, clean_dead_attempts,
-                                openflow_tokens, trace_resource)
+from app.cluster_worker import clean_dead_attempts, openflow_tokens
 from app.run_archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
 from core.settings import SettingError
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
-from core.runspec import OPENFLOW_SWITCH, RunSpec, make_params
+from core.runspec import RunSpec, make_params
 from core.traces import ManifestEntry, TraceSet
+from runkinds.registry import SWITCHED_PATH
+from core.worker_resources import CC, CODE, CONTROLLER, OPENFLOW, RUNS, trace_resource
 
 SPEC = RunSpec(experiment="exp", scheme="fixed-window", data_trace="rate:12",
                ack_trace="rate:12", duration_s=4.0, params=make_params(window=4))
@@ -251,7 +252,7 @@ def test_spec_json_survives_the_trip(tmp_path: Path) -> None:
 def test_a_prr_run_needs_open_vswitch_and_its_planned_controller(tmp_path: Path) -> None:
     spec = RunSpec(experiment="prr-fig2", scheme="cubic", data_trace="rate:10",
                    ack_trace="rate:10", duration_s=None,
-                   options=make_params(topology=OPENFLOW_SWITCH, controller="pox"))
+                   options=make_params(topology=SWITCHED_PATH.name, controller="pox"))
     needs, _ = requirements(spec, _traces(tmp_path))
     assert needs[OPENFLOW] == 1 and needs[CONTROLLER + "pox"] == 1
     assert CONTROLLER + "os-ken" not in needs

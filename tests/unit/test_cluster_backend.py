@@ -20,7 +20,7 @@ import pytest
 
 from app import cluster_worker
 from app.cluster import ClusterBackend, ClusterChoice
-from app.cluster_worker import CC, CODE, RUNS, RemoteResult, RemoteTask
+from app.cluster_worker import RemoteResult, RemoteTask
 from app.run_archive import Committer, pack
 from app.runner import MatrixRunner
 from core.code_version import code_version
@@ -28,6 +28,7 @@ from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
+from core.worker_resources import CC, CODE, RUNS
 from experiments.base import Experiment
 
 distributed = pytest.importorskip("distributed")

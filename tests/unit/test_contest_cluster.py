@@ -19,10 +19,9 @@ import pytest
 
 from app import cluster_submission, cluster_worker
 from app.cluster import ClusterBackend, ClusterChoice, requirements, unservable
-from app.cluster_submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild,
-                                    build_on_worker, compiler_message)
-from app.cluster_worker import (CODE, CONTEST_BUILD, RUNS, RemoteResult, RemoteTask,
-                                execute_remote, trace_resource)
+from app.cluster_submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild, build_on_worker,
+                                    compiler_message)
+from app.cluster_worker import RemoteResult, RemoteTask, execute_remote
 from app.contest import submit
 from app.run_archive import Committer, pack
 from core.code_version import code_version
@@ -30,6 +29,7 @@ from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
 from core.traces import ManifestEntry, TraceSet
+from core.worker_resources import CODE, CONTEST_BUILD, RUNS, trace_resource
 from experiments.contest.board import contest_spec
 from schemes.sandbox import SandboxUnavailable
 from schemes.submission import BINARY, BuildResult, Sources, binary_path

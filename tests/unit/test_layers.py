@@ -22,6 +22,7 @@ LAYERS = {
                         # captures, the hosts' TCP buffers and offloads
     "controllers": 1,   # measurement: OpenFlow drop plans and their adapters
     "analysis": 2,      # reads artifacts only
+    "runkinds": 3,      # one run kind per kind of network: its measurement and its metrics
     "experiments": 3,   # one package per paper
     "app": 4,           # cli, runner, executor, doctor, cleanup, report
     "bench": 4,         # benchmarks, run from the CLI

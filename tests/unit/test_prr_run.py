@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from analysis.prr_run import check_drops_as_planned, load_prr_run, prr_run_metrics
-from analysis.run_metrics import compute_run_metrics
-from app.planning import planned_duration_s, prr_spec_options
-from core.runspec import RunSpec, make_params, topology_of
+from core.runspec import RunSpec, make_params
 from experiments.prr.fig2 import PrrFig2
 from core.errors import RunInvalid
+from runkinds.registry import SWITCHED_PATH, TRACE_PATH, kind_of
+from runkinds.switched_path import switched_path_options
 from tests.unit.pcap_builder import MSS
 from tests.unit.prr_fake_run import write_fake_run
 
@@ -58,7 +58,7 @@ def test_a_run_with_other_drops_is_invalid(tmp_path: Path) -> None:
         check_drops_as_planned(tmp_path, meta)
     meta = write_fake_run(tmp_path, spec)
     check_drops_as_planned(tmp_path, meta)
-    assert compute_run_metrics(tmp_path, spec, meta)["drops_as_planned"] is True
+    assert kind_of(spec).metrics(tmp_path, spec, meta)["drops_as_planned"] is True
     meta["controller"]["plan_problems"] = ["the direct flow was never installed after the plan"]
     with pytest.raises(RunInvalid, match="controller: the direct flow was never installed"):
         check_drops_as_planned(tmp_path, meta)
@@ -66,21 +66,21 @@ def test_a_run_with_other_drops_is_invalid(tmp_path: Path) -> None:
 
 def test_the_topology_option_chooses_how_a_run_is_measured() -> None:
     prr = PrrFig2(None).matrix(quick=True)[0]
-    assert topology_of(prr) == "openflow-switch"
-    assert planned_duration_s(prr, None) > 0  # type: ignore[arg-type]
+    assert kind_of(prr) is SWITCHED_PATH
+    assert SWITCHED_PATH.planned_seconds(prr, None) > 0  # type: ignore[arg-type]
     trace = RunSpec("x", "cubic", "rate:10", "rate:10", duration_s=5.0)
-    assert topology_of(trace) == "trace-path"
+    assert kind_of(trace) is TRACE_PATH
     odd = RunSpec("x", "cubic", "rate:10", "rate:10", options=make_params(topology="ring"))
     with pytest.raises(ValueError, match="unknown topology 'ring'"):
-        topology_of(odd)
+        kind_of(odd)
 
 
 def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
     spec = PrrFig2(None, dict(bottleneck=100)).matrix(quick=True)[0]
-    assert prr_spec_options(spec)["bottleneck"] == 100
+    assert switched_path_options(spec)["bottleneck"] == 100
     bad = replace(spec, delay_ms=5, params=())
     with pytest.raises(ValueError, match="disagrees with its options"):
-        prr_spec_options(bad)
+        switched_path_options(bad)
 
 
 def test_legacy_triggers_count_dupacks_from_the_handshake(tmp_path: Path) -> None:

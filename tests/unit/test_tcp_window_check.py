@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from analysis.coverage import coverage
-from analysis.run_metrics import REVERSE, compute_run_metrics
+from analysis.run_metrics import REVERSE, trace_path_metrics
 from analysis.summary import INVALID
 from analysis.tcp_window_check import (FORWARD, OK, check_flows, check_tcp_windows, ss_mss,
                                        tcp_window_metrics)
@@ -105,7 +105,7 @@ def tcp_run(run_dir: Path, forward: Rows | None, reverse: Rows | None,
 
 def test_a_sane_two_way_run_is_valid_in_both_flows(tmp_path: Path) -> None:
     spec, meta = tcp_run(tmp_path / "run", SANE, SANE)
-    m = compute_run_metrics(tmp_path / "run", spec, meta)
+    m = trace_path_metrics(tmp_path / "run", spec, meta)
     assert m["window_valid"] is True and m["window_verdict"] == OK
     assert m["window_flows"] == {"forward": OK, "reverse": OK}
     checks = check_flows(tmp_path / "run", spec, meta)
@@ -118,7 +118,7 @@ def test_a_sane_two_way_run_is_valid_in_both_flows(tmp_path: Path) -> None:
 
 def test_an_absurd_ssthresh_in_the_second_flow_makes_the_run_invalid(tmp_path: Path) -> None:
     spec, meta = tcp_run(tmp_path / "run", SANE, ABSURD)
-    m = compute_run_metrics(tmp_path / "run", spec, meta)
+    m = trace_path_metrics(tmp_path / "run", spec, meta)
     assert m["window_valid"] is False
     assert m["window_flows"]["forward"] == OK
     reason = m["window_flows"]["reverse"]
@@ -176,7 +176,7 @@ def test_hybla_may_reach_its_clamp_whatever_its_flight(tmp_path: Path) -> None:
 
 def test_an_unrecorded_flow_is_unchecked_never_passed(tmp_path: Path) -> None:
     spec, meta = tcp_run(tmp_path / "run", SANE, None)
-    m = compute_run_metrics(tmp_path / "run", spec, meta)
+    m = trace_path_metrics(tmp_path / "run", spec, meta)
     assert m["window_valid"] is None and m["window_verdict"] is None
     assert m["window_flows"] == {
         "forward": OK, "reverse": "not recorded: no tcp-probe.csv; tcp_probe unavailable "

@@ -3,7 +3,7 @@
 netrepro's emulator has no ECN-marking queue yet, so these tests model one: the tc
 program keeps the backlog a fixed-rate link would have and sets CE on ECN-capable data
 packets that find more than K packets ahead of them. `marking_paths` puts it on every
-TracePath that app.measure builds while it is active, and leaves its counters in the run
+TracePath that the trace-path run kind builds while it is active, and leaves its counters in the run
 folder as ce-marker.json.
 """
 from __future__ import annotations
@@ -101,5 +101,5 @@ def marking_paths(monkeypatch: pytest.MonkeyPatch, obj: Path, k: int) -> Iterato
             super()._teardown()
 
     with monkeypatch.context() as patch:
-        patch.setattr("app.measure.TracePath", MarkedPath)
+        patch.setattr("topologies.trace_path.TracePath", MarkedPath)
         yield

@@ -1,0 +1,26 @@
+"""The names of what a worker offers and a run asks for, on a cluster (docs/cluster.md).
+
+A worker advertises these as Dask resources (app/cluster/worker.py); a run's kind says
+which it needs (core/run_kind.py), and the scheduler gives the run only to a worker that
+has them all.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+RUNS = "runs"  # the resource every run takes one of
+CODE = "code:"  # + the code version (core/code_version.py)
+TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
+CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
+CONTEST_BUILD = "contest-build"  # the worker builds contest submissions
+OPENFLOW = "openflow-switch"  # Open vSwitch runs there (the PRR experiment's network)
+CONTROLLER = "controller:"  # + pox / os-ken: an OpenFlow controller that can start there
+
+
+def trace_resource(name: str, sha1: str) -> str:
+    return f"{TRACE}{name}@{sha1[:12]}"
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

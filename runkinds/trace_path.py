@@ -1,0 +1,160 @@
+"""The trace path: sender -- the trace-driven link emulator -- receiver (Sprout, the contest).
+
+Measured in order: the scheme acquires what it needs (a congestion control, say); the
+path is built with the run's own name prefix (topologies/trace_path.py); the receiver
+starts, then the emulator's clock, then the sender for the run's span (core/run_span.py);
+the link serves nothing after the span, and a sender still running a second later is
+stopped, so every scheme is measured over the same span. The emulator is stopped first
+(everything it put on the wire has then reached the receiver), then the scheme, which
+verifies what really ran.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from analysis.run_metrics import trace_path_metrics
+from core.active_runs import ActiveRun
+from core.paths import ProjectPaths
+from core.results import read_json
+from core.run_kind import RunKind
+from core.run_span import RunSpan, SpanError, run_span, window_trace
+from core.runspec import RunSpec
+from core.traces import TraceError, TraceSet, load_trace, trace_duration_ms
+from core.worker_resources import CC, CONTEST_BUILD, file_sha256, trace_resource
+from kernel import tcp_buffers
+from runkinds.drive import RunEnd, drive
+from topologies import queue_log
+from topologies.link_side import FIXED_RATE_PREFIX, LinkSide, link_side
+
+log = logging.getLogger(__name__)
+
+# The link serves nothing after the span (the run's duration, or the trace with --once), so
+# every scheme is measured over the same span. A sender still running this long after it (TCP
+# waiting for data stuck in its own queue, say) is stopped: the measurement is over.
+SPAN_SETTLE_S = 1.0
+
+
+def span_of(spec: RunSpec, traces: TraceSet) -> RunSpan:
+    """What a trace-path run plays of its traces (core/run_span.py); a fixed-rate side has
+    no period of its own and never loops."""
+    def period(name: str) -> int | None:
+        if name.startswith(FIXED_RATE_PREFIX):
+            return None
+        return trace_duration_ms(traces.resolve(name))
+
+    data, ack = period(spec.data_trace), period(spec.ack_trace)
+    if spec.duration_s is None and data is None:
+        raise TraceError("a fixed-rate link has no end: give a duration instead of --once")
+    fallback = data if spec.duration_s is None else int(round(spec.duration_s * 1000))
+    assert fallback is not None
+    try:
+        return run_span(spec, data or fallback, ack or fallback)
+    except SpanError as e:
+        raise TraceError(f"{spec.label()}: {e}") from e
+
+
+class TracePathKind(RunKind):
+    name = "trace-path"
+
+    def check(self, spec: RunSpec, traces: TraceSet) -> None:
+        link_side(spec.data_trace, traces)
+        link_side(spec.ack_trace, traces)
+        span_of(spec, traces)
+
+    def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
+        return span_of(spec, traces).span_ms / 1000.0
+
+    def worker_needs(self, spec: RunSpec,
+                     traces: TraceSet) -> tuple[dict[str, float], dict[str, str]]:
+        from schemes.registry import TCP_VARIANTS
+        needs: dict[str, float] = {}
+        files: dict[str, str] = {}
+        for trace in (spec.data_trace, spec.ack_trace):
+            if trace.startswith(FIXED_RATE_PREFIX):
+                continue
+            entry = traces.manifest.get(trace)
+            if entry is not None:
+                needs[trace_resource(trace, entry.git_blob_sha1)] = 1
+            else:  # a path, or a name found in a trace directory: the worker checks its hash
+                files[trace] = file_sha256(traces.resolve(trace))
+        if spec.scheme in TCP_VARIANTS:
+            needs[CC + spec.scheme] = 1
+            impl = spec.param("cc_impl")
+            if impl in ("kernel", "ebpf"):
+                needs[f"{CC}{spec.scheme}:{impl}"] = 1
+        if spec.scheme == "submission":
+            needs[CONTEST_BUILD] = 1
+        return needs, files
+
+    def measure(self, spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
+                meta: dict[str, Any]) -> None:
+        # Mininet is needed only here: planning and the analysis load without it.
+        from schemes.base import Endpoints
+        from schemes.registry import make_scheme
+        from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
+        span = span_of(spec, traces)
+        data = _played_side(spec.data_trace, link_side(spec.data_trace, traces), span, out,
+                            "data")
+        ack = _played_side(spec.ack_trace, link_side(spec.ack_trace, traces), span, out, "ack")
+        duration_s = span.span_ms / 1000.0
+        meta["traces"] = {"data": data.describe(), "ack": ack.describe()}
+        meta["duration_s"] = duration_s
+        meta["span"] = {"offset_ms": span.offset_ms, "span_ms": span.span_ms,
+                        "warmup_ms": span.warmup_ms, "both_directions": span.both_directions,
+                        "data_period_ms": span.data.period_ms, "ack_period_ms": span.ack.period_ms,
+                        "data_loops": span.data.loops, "ack_loops": span.ack.loops}
+        scheme = make_scheme(spec, paths)
+        meta["scheme"] = scheme.describe()
+        emulator = paths.native_binary("link", "netrepro-link")
+        with ExitStack() as stack:
+            meta["provider"] = scheme.prepare(stack)
+            active = ActiveRun(paths.state_dir / "active", new_prefix())
+            stack.callback(active.close)
+            meta["prefix"] = active.prefix
+            path = stack.enter_context(TracePath(
+                data=data, ack=ack, emulator=emulator,
+                log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=False,
+                span_ms=span.span_ms, active=active,
+                tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE),
+                queue_log=bool(spec.option(queue_log.OPTION, False))))
+            link = path.link
+            assert link is not None
+            meta["tcp_buffer_profile"] = path.tcp_buffer_profile
+            meta["tcp_buffers"] = {"sender": tcp_buffers.read(path.sender),
+                                   "receiver": tcp_buffers.read(path.receiver)}
+            ends = Endpoints(path.sender, path.receiver, RECEIVER_IP, out, active.add,
+                             run_tag=active.prefix)
+            stack.callback(scheme.stop)
+            scheme.start_receiver(ends)
+            link.start()
+            meta["sender_end"] = drive(scheme, ends, duration_s, link.check_alive,
+                                       RunEnd(duration_s + SPAN_SETTLE_S, stop_sender=True))
+            # Emulator first: everything it put on the wire has then reached the receiver,
+            # so the receiver's count can be checked against the emulator's.
+            link.check_alive()
+            link.stop_emulator()
+            scheme.stop()
+            meta["verification"] = scheme.verify(ends)
+        stats = out / "link-stats.json"
+        meta["link"] = read_json(stats) if stats.exists() else None
+
+    def metrics(self, run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
+        return trace_path_metrics(run_dir, spec, meta)
+
+    def missing_artifacts(self, run_dir: Path) -> str | None:
+        return None if (run_dir / "data.log").is_file() else "data.log is missing"
+
+
+def _played_side(name: str, side: LinkSide, span: RunSpan, out: Path, label: str) -> LinkSide:
+    """The side as the run plays it: from `span.offset_ms` into the trace, a window of it
+    written into the run folder (the omniscient reference reads the same window)."""
+    if span.offset_ms == 0 or side.trace is None:
+        return side
+    window = window_trace(load_trace(side.trace), span.offset_ms, span.span_ms)
+    path = out / f"{label}-trace-window.txt"
+    path.write_text("\n".join(str(int(t)) for t in window) + "\n")
+    log.debug("%s: %s from %d ms, %d opportunities", label, name, span.offset_ms, window.size)
+    return LinkSide(trace=path)
