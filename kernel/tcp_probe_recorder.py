@@ -392,8 +392,8 @@ class TcpProbeRecorder:
         if stuck or self._error:
             facts.update(status="failed", reason="the trace_pipe reader failed (above)")
         elif not any(facts[role]["stack_delay_us"]["count"] for role in self.interfaces):
-            facts.update(status="empty", reason="no netif event matched "
-                                                f"{stack_delay.interface_filter(self.interfaces)!r}")
+            wanted = stack_delay.interface_filter(self.interfaces)
+            facts.update(status="empty", reason=f"no netif event matched {wanted!r}")
         else:
             facts["status"] = "recorded"
         return facts
