@@ -11,7 +11,7 @@ while the link stays punctual. Each run's meta.json carries what the ends record
   ends), and `wakeup_lateness_us`, poll wake-ups against the timeouts they asked for;
 - TCP runs: the kernel reacts, not the process, so `verification.tcp_probe.stack_delay`
   holds, per host, the time from a segment entering the host's stack to its processing
-  (schemes/stack_delay.py), which is where a TCP sender's reaction can wait.
+  (kernel/stack_delay.py), which is where a TCP sender's reaction can wait.
 
 The verdict, fixed before any run was measured with it: the end hosts were late when any of
 these measures has a p99 above 2 ms over at least 100 samples.

@@ -224,7 +224,7 @@ QUIET_ALONE = window_runs(4.800, 4.802, 4.801, 4.803, 4.800, 4.801, 4.802, 4.800
 
 
 def test_the_window_sender_is_warm_up_a_at_w50_on_its_trace() -> None:
-    from experiments.contest_warmup_a import ContestWarmupA
+    from experiments.contest.warmup_a import ContestWarmupA
     from tests.unit.test_verify import EXP
     assert isinstance(EXP, ContestWarmupA)
     warmup = next(s for s in EXP.matrix(quick=True) if s.param("window") == WINDOW)
