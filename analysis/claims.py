@@ -24,7 +24,8 @@ A claim is one of three kinds, named by the check it carries:
 Verdicts: PASS, FAIL, NOT RUN (the runs it needs are not on record, or the
 claim holds for another mode than the one run; the result says why). A claim
 is never evaluated on a run it does not name: the rows it used are counted
-("runs") and listed, with how many of them had a late emulator.
+("runs") and listed, with how many of them had a late emulator and how many had late end
+hosts (analysis/host_timing.py: the experiment passes the names of those runs).
 """
 from __future__ import annotations
 
@@ -893,6 +894,13 @@ class ClaimResult:
     why: str
     runs: tuple[str, ...]  # the run folders that back it
     late_runs: int  # of those, runs whose emulator was late
+    host_late_runs: int = 0  # of those, runs whose end hosts were late
+
+    def runs_text(self) -> str:
+        """'12', or '12 (2 late, 3 hosts late)': how many runs, and how many were late."""
+        notes = [f"{self.late_runs} late"] if self.late_runs else []
+        notes += [f"{self.host_late_runs} hosts late"] if self.host_late_runs else []
+        return f"{len(self.runs)}" + (f" ({', '.join(notes)})" if notes else "")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -905,6 +913,7 @@ class ClaimResult:
         values = {k: d.get(k, "") for k in cls.__dataclass_fields__}
         values["runs"] = tuple(d.get("runs") or ())
         values["late_runs"] = int(d.get("late_runs") or 0)
+        values["host_late_runs"] = int(d.get("host_late_runs") or 0)
         return cls(**values)
 
 
@@ -912,8 +921,10 @@ def _applies(claim: Claim, mode: str) -> bool:
     return claim.mode == BOTH or claim.mode == mode
 
 
-def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "") -> ClaimResult:
-    """One claim on the rows of the runs on record, which were run in `mode`."""
+def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "",
+             host_late: frozenset[str] = frozenset()) -> ClaimResult:
+    """One claim on the rows of the runs on record, which were run in `mode`; `host_late`
+    names the runs whose end hosts were late."""
     if not _applies(claim, mode):
         if claim.mode == FULL:
             why = "a full-run claim; the runs on record are the quick pass" + (
@@ -930,15 +941,17 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "")
     return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
                        mode=claim.mode, paper=claim.paper, ours=outcome.ours,
                        tolerance=claim.tolerance_text(), reason=claim.reason,
-                       verdict=outcome.verdict, why=outcome.why, runs=runs, late_runs=late)
+                       verdict=outcome.verdict, why=outcome.why, runs=runs, late_runs=late,
+                       host_late_runs=len(host_late.intersection(runs)))
 
 
 def evaluate_all(claims: Sequence[Claim], rows: Sequence[Row], mode: str,
-                 experiment: str = "") -> list[ClaimResult]:
+                 experiment: str = "",
+                 host_late: frozenset[str] = frozenset()) -> list[ClaimResult]:
     ids = [c.id for c in claims]
     if len(ids) != len(set(ids)):
         raise ClaimDeclarationError(f"{experiment}: claim ids repeat: {ids}")
-    return [evaluate(c, rows, mode, experiment) for c in claims]
+    return [evaluate(c, rows, mode, experiment, host_late) for c in claims]
 
 
 # --------------------------------------------------------------------- reports
@@ -976,7 +989,7 @@ def claims_markdown(report: ClaimReport) -> str:
              "|---|---|---:|---:|---|---|---:|"]
     for r in report.results:
         verdict = r.verdict + (f": {r.why}" if r.why else "")
-        runs = f"{len(r.runs)}" + (f" ({r.late_runs} late)" if r.late_runs else "")
+        runs = r.runs_text()
         lines.append(f"| **{_cell(r.id)}** {_cell(r.text)} | {_cell(r.source)} | "
                      f"{_cell(r.paper)} | {_cell(r.ours)} | {_cell(r.tolerance)} | "
                      f"{_cell(verdict)} | {runs} |")

@@ -5,7 +5,8 @@ The scored part of the run starts after its warm-up (meta.json's `span`, written
 executor; none for runs without one). A run that loads both directions at once also gets the
 other direction's metrics, from ack.log, under `reverse`. TCP runs also get their congestion
 control's behaviour (analysis/cc_behaviour.py) and the window check of each flow
-(analysis/tcp_window_check.py: `window_valid` False makes the run invalid).
+(analysis/tcp_window_check.py: `window_valid` False makes the run invalid). Every trace-path
+run gets its end hosts' own timing and its verdict (analysis/host_timing.py).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
+from analysis.host_timing import host_timing_metrics
 from analysis.metrics import metrics_from_file
 from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
@@ -44,6 +46,7 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
                    arrivals_after_service=data.get("arrivals_after_service"),
                    sender_end=meta.get("sender_end"),
                    emulator_scheduling=link.get("scheduling"))
+    metrics.update(host_timing_metrics(meta))
     verification = meta.get("verification") or {}
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped",
                 "cc_used_reverse"):

@@ -21,6 +21,7 @@ from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling
+from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
 from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store
@@ -73,6 +74,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
     providers: dict[str, Counter] = {}
     ceilings: Counter[str] = Counter()
     late, worst_late, steal = 0, None, []
+    host_late, host_worst = 0, None
     for r in records:
         env = r.meta.get("environment") or {}
         envs[(env.get("kernel", "?"), env.get("distribution", "?"),
@@ -85,6 +87,10 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         for key in ("lateness_p99_us", "ack_lateness_p99_us"):
             if m.get(key) is not None:
                 worst_late = max(worst_late or 0, int(m[key]))
+        host_late += hosts_late(m)
+        host_p99 = worst_host_p99_us(m)
+        if host_p99 is not None:
+            host_worst = max(host_worst or 0, host_p99)
         if m.get("cpu_steal_pct") is not None:
             steal.append(float(m["cpu_steal_pct"]))
     return {
@@ -94,6 +100,8 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         "tcp_rmem_max": dict(sorted(ceilings.items())),
         "late": late, "worst_lateness_us": worst_late,
         "late_limit_ms": MAX_LATENESS_P99_US / 1000,
+        "hosts_late": host_late, "worst_host_us": host_worst,
+        "host_limit_ms": MAX_HOST_P99_US / 1000,
         "steal_max": max(steal) if steal else None,
         "steal_mean": sum(steal) / len(steal) if steal else None,
     }
@@ -136,6 +144,7 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
                 "never_run": c.reason == NOT_RUN_YET} for c in cov.missing()]
     runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
              "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
+             "hosts_late": hosts_late(r.metrics),
              "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
     section.update(
         present=True, mode="unknown" if problem else "quick" if cov.quick else "full",

@@ -18,6 +18,7 @@ from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling
+from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
 from analysis.coverage import short_reason
 from analysis.summary import INVALID, RunRecord, failed_records, failed_runs
@@ -39,6 +40,7 @@ class RunVerdict:
     check: MetricsCheck
     scheme: str = ""
     late: bool = False
+    hosts_late: bool = False  # its end hosts were late (analysis/host_timing.py)
     served: str = ""  # "cubic: builtin" for TCP runs
     other_impl: str = ""  # why the serving implementation is not the one requested
 
@@ -69,6 +71,7 @@ class ExperimentVerdict:
     # TCP runs by their receivers' tcp_rmem maximum (the window's ceiling): value -> n.
     tcp_rmem_max: dict[str, int] = field(default_factory=dict)
     lateness_p99_us: list[int] = field(default_factory=list)
+    host_p99_us: list[int] = field(default_factory=list)
     steal_pct: list[float] = field(default_factory=list)
 
     def count(self, status: str) -> int:
@@ -77,6 +80,10 @@ class ExperimentVerdict:
     @property
     def late(self) -> int:
         return sum(r.late for r in self.runs)
+
+    @property
+    def hosts_late(self) -> int:
+        return sum(r.hosts_late for r in self.runs)
 
     @property
     def other_impl(self) -> list[RunVerdict]:
@@ -96,6 +103,7 @@ class ExperimentVerdict:
             "experiment": self.name, "present": self.present, "mode": self.mode,
             "options": self.options, "options_problem": self.options_problem,
             "planned": self.planned, "finished": self.finished, "late": self.late,
+            "hosts_late": self.hosts_late,
             "served_by_other_implementation": [
                 {"run": r.run, "why": r.other_impl} for r in self.other_impl],
             "failed": [{"run": n, "reason": r, "since_finished": n in self.superseded}
@@ -106,11 +114,13 @@ class ExperimentVerdict:
             "deleted_runs": self.deleted, "claims_changed_since_stored": self.changed_claims,
             "metrics": {s: self.count(s) for s in (MATCH, RECOMPUTED, DIFFERS, UNREADABLE)},
             "runs": [{"run": r.run, "status": r.check.status, "detail": r.check.describe(),
-                      "late": r.late, "served": r.served, "other_implementation": r.other_impl}
+                      "late": r.late, "hosts_late": r.hosts_late, "served": r.served,
+                      "other_implementation": r.other_impl}
                      for r in self.runs],
             "providers": self.providers,
             "tcp_rmem_max": self.tcp_rmem_max,
             "lateness_p99_us_max": max(self.lateness_p99_us, default=None),
+            "host_p99_us_max": max(self.host_p99_us, default=None),
             "cpu_steal_pct_max": max(self.steal_pct, default=None),
             "claims": None if self.claims is None else self.claims.to_dict(),
         }
@@ -229,6 +239,10 @@ def verify_experiment(exp: Experiment, results_dir: Path,
             records.append(RunRecord(spec, derived, meta, run_dir))
             run.scheme = spec.scheme
             run.late = derived.get("lateness_ok") is False
+            run.hosts_late = hosts_late(derived)
+            host_p99 = worst_host_p99_us(derived)
+            if host_p99 is not None:
+                verdict.host_p99_us.append(host_p99)
             run.other_impl = _other_impl(dict(spec.params), derived)
             if derived.get("cc_requested"):
                 variant, provider = derived["cc_requested"], str(derived.get("cc_provider"))
@@ -327,7 +341,8 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     if not v.present:
         print(f"  not run: no results folder (`./repro run {v.name} --quick`)", file=out)
         return
-    late = f"{v.late} late (emulator p99 lateness above {MAX_LATENESS_P99_US / 1000:g} ms)"
+    late = (f"{v.late} late (emulator p99 lateness above {MAX_LATENESS_P99_US / 1000:g} ms); "
+            f"{v.hosts_late} with late end hosts (p99 above {MAX_HOST_P99_US / 1000:g} ms)")
     if v.options_problem:
         print(f"  NOT CHECKED: the plan its runs were made for is unknown: {v.options_problem}",
               file=out)
@@ -360,6 +375,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     if v.lateness_p99_us or v.steal_pct:
         print(f"  emulator p99 lateness: worst {max(v.lateness_p99_us, default=0)} us; "
               f"CPU steal: worst {max(v.steal_pct, default=0.0):.1f}%", file=out)
+    if v.host_p99_us:
+        print(f"  end hosts' p99 (reaction or wake-up, docs/metrics.md): worst "
+              f"{max(v.host_p99_us)} us over {len(v.host_p99_us)} runs", file=out)
     for name in v.half_written:
         print(f"    half-written run (no DONE marker, not counted): {name}", file=out)
     for name, reason in v.failed:
@@ -389,9 +407,8 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
         return
     rows = [["CLAIM", "VERDICT", "PAPER", "OURS", "TOLERANCE", "RUNS", "WHY"]]
     for c in v.claims.results:
-        runs = str(len(c.runs)) + (f" ({c.late_runs} late)" if c.late_runs else "")
-        rows.append([c.id, c.verdict, c.paper, c.ours, c.tolerance, runs, c.why])
-    _table(rows, out, widths=(34, 8, 26, 30, 26, 10))
+        rows.append([c.id, c.verdict, c.paper, c.ours, c.tolerance, c.runs_text(), c.why])
+    _table(rows, out, widths=(34, 8, 26, 30, 26, 24))
     counts = v.claims.counts()
     print(f"  claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, {counts[NOT_RUN]} NOT RUN",
           file=out)

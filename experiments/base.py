@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Mapping
 
 from analysis.claims import FULL, QUICK, Claim, ClaimReport, evaluate_all
 from analysis.coverage import Coverage, coverage
+from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
@@ -92,7 +93,9 @@ class Experiment(ABC):
         return self.claims_on(cov, self.claim_rows(cov))
 
     def claims_on(self, cov: Coverage, rows: list[dict[str, Any]]) -> ClaimReport:
-        """Every claim on these rows of the runs covered by `cov`."""
+        """Every claim on these rows of the runs covered by `cov` (each counts the runs
+        behind it whose end hosts were late)."""
         mode = QUICK if cov.quick else FULL
+        host_late = frozenset(r.path.name for r in cov.records() if hosts_late(r.metrics))
         return ClaimReport(self.name, mode, tuple(evaluate_all(self.claims(), rows, mode,
-                                                               self.name)))
+                                                               self.name, host_late)))

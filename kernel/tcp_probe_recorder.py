@@ -18,6 +18,10 @@ owner died. Nothing this module did not create is ever removed.
 
 When tracefs or the tracepoint is missing the run goes on without the probe,
 and its meta.json says why (`ProbeUnavailable`).
+
+Given the end hosts' interfaces, the same instance also records `net:netif_rx` and
+`net:netif_receive_skb` on them: how late each host's kernel processed what arrived
+(kernel/stack_delay.py), reported beside the probe's facts (`stack_delay`).
 """
 from __future__ import annotations
 
@@ -30,12 +34,14 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any, ContextManager, Mapping
 
 from core.errors import Unavailable
 from core.file_lock import exclusive_lock
 from core.processes import process_state
 from core.tcp_probe_format import CONG_STATE_FILE, PROBE_FILE, ProbeCsvWriter
+from kernel import stack_delay
+from kernel.stack_delay import StackDelayMeter
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +119,12 @@ class TcpProbeSetup:
         return root
 
     def start(self, out_dir: Path, server_port: int, tag: str = "",
-              reverse_of: "TcpProbeRecorder | None" = None) -> "TcpProbeRecorder":
+              reverse_of: "TcpProbeRecorder | None" = None,
+              interfaces: Mapping[str, str] | None = None) -> "TcpProbeRecorder":
         """Reserve a client port, create and arm the run's instance, start reading.
+
+        With `interfaces` (role -> the end host's interface name), also record how late
+        each host's stack processed what arrived (kernel/stack_delay.py).
 
         With `reverse_of` (a recording started for the same run), record instead the reverse
         stream of iperf3 --bidir: sent by the server from `server_port` to the next client
@@ -136,7 +146,7 @@ class TcpProbeSetup:
             record = _Record(name, os.getpid(), _process_start_time(os.getpid()), port,
                              server_port, reverse=reverse_of is not None)
             self._write_record(record)
-        recorder = TcpProbeRecorder(self, instance, record, out_dir)
+        recorder = TcpProbeRecorder(self, instance, record, out_dir, interfaces)
         try:
             recorder.arm()
         except BaseException:
@@ -225,7 +235,7 @@ class TcpProbeRecorder:
     """One run's recording: armed by TcpProbeSetup.start, ended by finish()."""
 
     def __init__(self, setup: TcpProbeSetup, instance: Path, record: _Record,
-                 out_dir: Path) -> None:
+                 out_dir: Path, interfaces: Mapping[str, str] | None = None) -> None:
         self.setup = setup
         self.instance = instance
         self.record = record
@@ -234,6 +244,10 @@ class TcpProbeRecorder:
                        if record.reverse else
                        f"sport == {record.client_port} && dport == {record.server_port}")
         self._writer: ProbeCsvWriter | None = None
+        self.interfaces = dict(interfaces or {})
+        self._meter: StackDelayMeter | None = None
+        self._stack_facts: dict[str, Any] = {"status": "not requested"}
+        self._tail = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: str = ""
@@ -256,6 +270,7 @@ class TcpProbeRecorder:
         except OSError as e:
             raise ProbeUnavailable(f"cannot set up tracefs instance {self.instance}: "
                                    f"{e.filename}: {e.strerror}") from e
+        self._arm_stack_delay()
         self._writer = ProbeCsvWriter(self.out_dir)
         try:
             fd = os.open(self.instance / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
@@ -271,6 +286,25 @@ class TcpProbeRecorder:
             raise ProbeUnavailable(f"cannot turn tracing on in {self.instance}: "
                                    f"{e.strerror}") from e
         self._thread.start()
+
+    def _arm_stack_delay(self) -> None:
+        """The netif events on the hosts' interfaces; without them the probe still runs and
+        the facts say why the stack delay is missing."""
+        if not self.interfaces:
+            return
+        try:
+            for event in stack_delay.EVENTS:
+                _write(self.instance / "events" / event / "filter",
+                       stack_delay.interface_filter(self.interfaces))
+                _write(self.instance / "events" / event / "enable", "1")
+        except OSError as e:
+            log.warning("end hosts' stack delay not recorded: %s: %s", e.filename, e.strerror)
+            self._stack_facts = {"status": "unavailable",
+                                 "reason": f"cannot enable {e.filename}: {e.strerror} (the "
+                                           "kernel needs the net:netif_rx and "
+                                           "net:netif_receive_skb tracepoints)"}
+            return
+        self._meter = StackDelayMeter(self.interfaces)
 
     def _read_loop(self, fd: int) -> None:
         assert self._writer is not None
@@ -295,13 +329,25 @@ class TcpProbeRecorder:
                 return
             if not chunk:
                 return
-            self._writer.feed_text(chunk.decode(errors="replace"))
+            self._feed(chunk.decode(errors="replace"))
+
+    def _feed(self, text: str) -> None:
+        """A chunk of trace_pipe: netif lines to the stack-delay meter, the rest to the CSVs
+        (a line split across chunks is joined first)."""
+        assert self._writer is not None
+        lines = (self._tail + text).split("\n")
+        self._tail = lines.pop()
+        meter = self._meter
+        if meter is None:
+            self._writer.feed_lines(lines)
+        else:
+            self._writer.feed_lines(line for line in lines if not meter.feed(line))
 
     def finish(self) -> dict[str, Any]:
         """Stop recording, write the CSVs, remove the instance; facts for meta (idempotent)."""
         if self._facts is not None:
             return self._facts
-        for event in EVENTS:
+        for event in EVENTS + (stack_delay.EVENTS if self._meter is not None else ()):
             try:
                 _write(self.instance / "events" / event / "enable", "0")
             except OSError:
@@ -312,6 +358,8 @@ class TcpProbeRecorder:
         stuck = self._thread is not None and self._thread.is_alive()
         parser = self._writer.parser if self._writer is not None else None
         if self._writer is not None and not stuck:
+            if self._tail:
+                self._feed("\n")
             self._writer.close()
         self.close()
         facts: dict[str, Any] = {
@@ -333,7 +381,21 @@ class TcpProbeRecorder:
             facts.update(status="empty", reason=f"no tcp_probe event matched {self.filter!r}")
         else:
             facts["status"] = "recorded"
+        facts["stack_delay"] = self._stack_delay_facts(stuck)
         self._facts = facts
+        return facts
+
+    def _stack_delay_facts(self, stuck: bool) -> dict[str, Any]:
+        if self._meter is None:
+            return self._stack_facts
+        facts = self._meter.facts()
+        if stuck or self._error:
+            facts.update(status="failed", reason="the trace_pipe reader failed (above)")
+        elif not any(facts[role]["stack_delay_us"]["count"] for role in self.interfaces):
+            wanted = stack_delay.interface_filter(self.interfaces)
+            facts.update(status="empty", reason=f"no netif event matched {wanted!r}")
+        else:
+            facts["status"] = "recorded"
         return facts
 
     def abort(self) -> None:

@@ -5,7 +5,9 @@ twice: iperf3's own getsockopt(TCP_CONGESTION) in its JSON, and `ss -tin` on the
 live connection. Either disagreeing with what was loaded makes the run invalid.
 With a `TcpProbeSetup`, the kernel's tcp:tcp_probe samples of the sender's data
 socket are recorded as tcp-probe.csv (kernel/tcp_probe_recorder.py); when
-they cannot be, the run goes on and its verification facts say why.
+they cannot be, the run goes on and its verification facts say why. The same
+recording keeps how late each end host's kernel processed what arrived
+(kernel/stack_delay.py: `tcp_probe.stack_delay` in the facts).
 """
 from __future__ import annotations
 
@@ -121,7 +123,8 @@ class TcpScheme(Scheme):
         if self.probe is None:
             return []
         try:
-            self.recorder = self.probe.start(ends.out_dir, IPERF_PORT, tag=ends.run_tag)
+            self.recorder = self.probe.start(ends.out_dir, IPERF_PORT, tag=ends.run_tag,
+                                             interfaces=_interfaces(ends))
         except ProbeUnavailable as e:
             log.warning("tcp_probe not recorded: %s", e)
             self.probe_facts = {"status": "unavailable", "reason": str(e)}
@@ -284,6 +287,13 @@ class TcpScheme(Scheme):
         if self.recovery is not None:
             described.update(recovery=self.recovery.recovery, cc_impl=self.recovery.impl)
         return described
+
+
+def _interfaces(ends: Endpoints) -> dict[str, str]:
+    """Each end host's interface on the path (a Mininet host's default one)."""
+    return {role: str(host.defaultIntf()) for role, host in
+            (("sender", ends.sender), ("receiver", ends.receiver))
+            if hasattr(host, "defaultIntf")}
 
 
 def _ss(host: Any, args: list[str]) -> str:

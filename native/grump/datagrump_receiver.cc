@@ -28,9 +28,11 @@ void DatagrumpReceiver::receive_one() {
       received.kernel_timestamp_us != 0 ? received.kernel_timestamp_us / 1000 : epoch_ms();
   try {
     const ContestMessage message = ContestMessage::parse(received.payload);
-    const ContestMessage ack = message.make_ack(ack_sequence_number_++, recv_ms, epoch_ms());
+    const uint64_t now_us = epoch_us();
+    const ContestMessage ack = message.make_ack(ack_sequence_number_++, recv_ms, now_us / 1000);
     try {
       socket_.sendto(received.source, ack.serialize());
+      timing_.answered(received.kernel_timestamp_us, now_us);
       ++counters_.acks_sent;
     } catch (const SystemError& e) {
       // The sender may be gone already (port unreachable); the ACK is just lost.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "host_timing.hh"
 #include "signal_fd.hh"
 #include "udp_socket.hh"
 
@@ -34,12 +35,15 @@ class DatagrumpReceiver {
   void receive_one();
 
   const ReceiverCounters& counters() const { return counters_; }
+  // Each datagram's kernel arrival to the ACK that answers it (it sets no timer).
+  const HostTiming& timing() const { return timing_; }
 
  private:
   UdpSocket socket_;
   std::ostream* debug_;
   uint64_t ack_sequence_number_ = 0;
   ReceiverCounters counters_;
+  HostTiming timing_{"data -> ACK"};
 };
 
 }  // namespace netrepro::grump

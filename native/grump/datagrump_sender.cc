@@ -34,7 +34,9 @@ bool DatagrumpSender::window_is_open() {
 }
 
 void DatagrumpSender::send_datagram(bool after_timeout) {
-  const uint64_t send_ts = epoch_ms();
+  const uint64_t now_us = epoch_us();
+  const uint64_t send_ts = now_us / 1000;
+  timing_.sent(now_us);  // answers the ACK that opened the window, if one waits
   const ContestMessage message = ContestMessage::data(sequence_number_, send_ts);
   const std::string wire = message.serialize();
   // A pending ICMP error makes send() fail once without sending; try again
@@ -94,6 +96,8 @@ void DatagrumpSender::receive_ack() {
   }
   const ContestHeader& h = ack->header();
   next_ack_expected_ = std::max(next_ack_expected_, h.ack_sequence_number + 1);
+  // The loop sends next if this ACK opened the window; if it did not, it forgets it.
+  timing_.allowed_by(received.kernel_timestamp_us);
   const uint64_t rtt = arrival >= h.ack_send_timestamp ? arrival - h.ack_send_timestamp : 0;
   ++counters_.acks_received;
   counters_.rtts_ms.push_back(rtt);
@@ -133,17 +137,22 @@ void DatagrumpSender::run(uint64_t duration_ms, SignalFd& stop) {
     while (window_is_open() && monotonic_ms() < deadline) {
       send_datagram(false);
     }
-    const uint64_t now = monotonic_ms();
+    timing_.forget();  // an ACK read but followed by no send did not open the window
+    const uint64_t now_us = monotonic_us();
+    const uint64_t now = now_us / 1000;
     if (now >= deadline) {
       return;
     }
     const unsigned int timeout = controller_.timeout_ms();
     const uint64_t remaining = deadline - now;
     const bool cut_by_deadline = remaining < timeout;
-    const PollLoop::Outcome outcome =
-        loop.wait_ms(static_cast<int>(std::min<uint64_t>(timeout, remaining)));
+    const uint64_t wait_ms = std::min<uint64_t>(timeout, remaining);
+    const PollLoop::Outcome outcome = loop.wait_ms(static_cast<int>(wait_ms));
     if (outcome.stopped) {
       return;
+    }
+    if (outcome.ready == 0 && wait_ms > 0) {  // a zero timeout asked for no wake-up
+      timing_.woke(now_us + wait_ms * 1000, monotonic_us());
     }
     if (outcome.ready == 0 && !cut_by_deadline) {
       send_datagram(true);  // get things moving again

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller.hh"
+#include "host_timing.hh"
 #include "signal_fd.hh"
 #include "udp_socket.hh"
 
@@ -36,6 +37,9 @@ class DatagrumpSender {
   void run(uint64_t duration_ms, SignalFd& stop);
 
   const SenderCounters& counters() const { return counters_; }
+  // Its timeout wake-ups against their deadlines, and each window-opening ACK's kernel
+  // arrival to the datagram it let out.
+  const HostTiming& timing() const { return timing_; }
 
  private:
   void send_datagram(bool after_timeout);
@@ -49,6 +53,7 @@ class DatagrumpSender {
   uint64_t sequence_number_ = 0;    // next outgoing
   uint64_t next_ack_expected_ = 0;  // max acked + 1
   SenderCounters counters_;
+  HostTiming timing_{"ACK -> data"};
 };
 
 }  // namespace netrepro::grump

@@ -71,6 +71,7 @@ int main(int argc, char* argv[]) {
           .add("first_receive_ms", c.first_receive_ms)
           .add("last_receive_ms", c.last_receive_ms)
           .add("stop_signal", static_cast<uint64_t>(signal_number))
+          .add("host_timing", receiver.timing().json())
           .write_file(*options.stats_path);
     }
     return 0;

@@ -160,6 +160,7 @@ int main(int argc, char* argv[]) {
                              .add("min", rtt.min_ms)
                              .add("median", rtt.median_ms)
                              .add("p95", rtt.p95_ms))
+          .add("host_timing", sender.timing().json())
           .write_file(*options.stats_path);
     }
     std::cerr << "grump-sender: sent " << c.datagrams_sent << ", " << c.acks_received

@@ -479,6 +479,14 @@ TEST(Loopback, FixedWindowGetsEveryDatagramAcked) {
   EXPECT_EQ(receiver.counters().bytes_received, s.datagrams_sent * 1472);
   ASSERT_EQ(s.rtts_ms.size(), s.acks_received);
   EXPECT_LT(*RttSummary::of(s.rtts_ms).median_ms, 50.0);  // loopback: well under 50 ms
+  // Every ACK opened the window by one and its datagram followed, but an ACK read after
+  // the deadline; the receiver answered every datagram.
+  const LatencyHistogram& reacted = sender.timing().arrival_to_send();
+  EXPECT_GE(reacted.count() + 1, s.acks_received);
+  EXPECT_LE(reacted.count(), s.acks_received);
+  EXPECT_LT(reacted.percentile(0.5), 50'000u);
+  EXPECT_LE(sender.timing().wakeups().count(), 1u);  // at most the wait cut by the deadline
+  EXPECT_EQ(receiver.timing().arrival_to_send().count(), receiver.counters().datagrams_received);
 }
 
 TEST(Loopback, NoReceiverMeansNoAcksButNoError) {
@@ -501,4 +509,9 @@ TEST(Loopback, NoReceiverMeansNoAcksButNoError) {
   EXPECT_EQ(s.datagrams_sent, s.timeouts);
   EXPECT_EQ(controller.window_sends, 0);
   EXPECT_EQ(controller.timeout_sends, static_cast<int>(s.timeouts));
+  // Every timeout is a wake-up at a deadline (and the last wait, cut by the run's end); no
+  // ACK allowed any send.
+  EXPECT_GE(sender.timing().wakeups().count(), s.timeouts);
+  EXPECT_LE(sender.timing().wakeups().count(), s.timeouts + 1);
+  EXPECT_EQ(sender.timing().arrival_to_send().count(), 0u);
 }

@@ -7,9 +7,10 @@ LatenessRecorder::LatenessRecorder(const std::string& path) {
 }
 
 void LatenessRecorder::record(uint64_t scheduled_us, uint64_t sent_us) {
-  // We never send before the schedule, so lateness is >= 0; clamp defensively.
+  // We never send before the schedule, so lateness is >= 0; clamped defensively, as the
+  // histogram does.
   const uint64_t lateness = sent_us > scheduled_us ? sent_us - scheduled_us : 0;
-  histogram_.add(lateness);
+  histogram_.add_interval(scheduled_us, sent_us);
   if (file_) {
     file_->append_number(scheduled_us);
     file_->append_char(' ');

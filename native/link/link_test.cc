@@ -16,7 +16,6 @@
 #include "buffered_writer.hh"
 #include "codel.hh"
 #include "delay_line.hh"
-#include "latency_histogram.hh"
 #include "link_direction.hh"
 #include "link_log.hh"
 #include "opportunity_schedule.hh"
@@ -852,19 +851,6 @@ TEST(Options, RejectsBadCommandLines) {
 }
 
 // --- Lateness statistics and the log --------------------------------------------------------
-
-TEST(LatencyHistogram, NearestRankPercentiles) {
-  LatencyHistogram h;
-  EXPECT_EQ(h.percentile(0.5), 0u);
-  for (uint64_t v = 1; v <= 1000; ++v) h.add(v);
-  EXPECT_EQ(h.percentile(0.5), 500u);   // rank 500
-  EXPECT_EQ(h.percentile(0.99), 990u);  // rank 990
-  EXPECT_EQ(h.percentile(0.999), 999u);
-  EXPECT_EQ(h.max(), 1000u);
-  h.add(2'500'123);  // coarse range: reported at its ms bucket's top, capped by the max
-  EXPECT_EQ(h.percentile(1.0), 2'500'123u);
-  EXPECT_EQ(h.count(), 1001u);
-}
 
 TEST(LinkLog, WritesMahimahiLines) {
   char name[] = "/tmp/link_test_log_XXXXXX";

@@ -51,7 +51,7 @@ bool PeerApp::wait_for_peer(SignalFd& signals) {
       socket_.connect(datagram->source);
       attached_ = true;
       std::cerr << "sprout-peer: attached to " << datagram->source.str() << "\n";
-      handle(d, monotonic_us());
+      handle(d, monotonic_us(), datagram->kernel_timestamp_us);
     }
     return PollLoop::Next::Continue;
   });
@@ -92,11 +92,15 @@ void PeerApp::run(SignalFd& signals) {
     if (send_flight(now)) {
       next_heartbeat_ms_ = std::max(now + kHeartbeatIntervalMs, next_heartbeat_ms_);
     }
-    now = monotonic_ms();
+    const uint64_t poll_start_us = monotonic_us();
+    now = poll_start_us / 1000;
     // Re-check the window at least every 10 ms, and wake for the heartbeat.
     const uint64_t until_heartbeat = next_heartbeat_ms_ > now ? next_heartbeat_ms_ - now : 0;
     const uint64_t until_deadline = deadline > now ? deadline - now : 0;
-    loop.wait_ms(static_cast<int>(std::min({until_heartbeat, kMaxPollMs, until_deadline})));
+    const uint64_t timeout = std::min({until_heartbeat, kMaxPollMs, until_deadline});
+    if (loop.wait_ms(static_cast<int>(timeout)).ready == 0 && timeout > 0) {
+      timing_.woke(poll_start_us + timeout * 1000, monotonic_us());
+    }
   }
   end_ms_ = monotonic_ms();
 }
@@ -118,6 +122,9 @@ std::optional<Forecast> PeerApp::fresh_forecast(uint64_t now_ms) {
 
 bool PeerApp::send_flight(uint64_t now_ms) {
   int64_t budget = window_.window(now_ms);
+  if (budget <= 0) {
+    timing_.forget();  // a forecast noted as opening the window opens it no more
+  }
   if (budget <= 0 && now_ms < next_heartbeat_ms_) {
     return false;
   }
@@ -161,6 +168,9 @@ bool PeerApp::send_datagram(size_t carried_bytes, uint16_t time_to_next_ms,
   if (!send_or_full(socket_, wire, "sprout-peer", socket_full_, send_errors_)) {
     return false;
   }
+  if (d.payload_length > 0 && timing_.awaiting_send()) {
+    timing_.sent(epoch_us());
+  }
   if (d.forecast) {
     last_forecast_tick_sent_ = d.forecast->tick_start_ms;
     ++forecasts_sent_;
@@ -188,11 +198,11 @@ void PeerApp::drain_socket() {
       }
       continue;
     }
-    handle(d, monotonic_us());
+    handle(d, monotonic_us(), datagram->kernel_timestamp_us);
   }
 }
 
-void PeerApp::handle(const PeerDatagram& d, uint64_t now_us) {
+void PeerApp::handle(const PeerDatagram& d, uint64_t now_us, uint64_t kernel_us) {
   const uint64_t now_ms = now_us / 1000;
   const uint64_t cpu_start = monotonic_us();
   receiver_->advance(now_ms);
@@ -221,6 +231,9 @@ void PeerApp::handle(const PeerDatagram& d, uint64_t now_us) {
   forecast.received_or_lost = PeerDatagram::restore_received_or_lost(
       static_cast<uint32_t>(forecast.received_or_lost), next_seq_);
   window_.on_forecast(forecast, now_ms, next_seq_);
+  if (window_.window(now_ms) > 0) {
+    timing_.allowed_by(kernel_us);
+  }
 }
 
 JsonObject PeerApp::stats() const {
@@ -255,7 +268,8 @@ JsonObject PeerApp::stats() const {
       .add("ticks_skipped", receiver_->skipped_ticks())
       .add("model_cpu_us", model_cpu_us_)
       .add("send_rate_mbit_s",
-           seconds > 0 ? static_cast<double>(payload_bytes_sent_) * 8 / seconds / 1e6 : 0.0);
+           seconds > 0 ? static_cast<double>(payload_bytes_sent_) * 8 / seconds / 1e6 : 0.0)
+      .add("host_timing", timing_.json());
   return json;
 }
 

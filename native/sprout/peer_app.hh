@@ -14,6 +14,7 @@
 #include <string>
 
 #include "forecaster.hh"
+#include "host_timing.hh"
 #include "json_writer.hh"
 #include "peer_datagram.hh"
 #include "sender_window.hh"
@@ -41,13 +42,15 @@ class PeerApp {
   void run(SignalFd& signals);
   JsonObject stats() const;
   uint64_t forecasts_received() const { return forecasts_received_; }
+  const HostTiming& timing() const { return timing_; }
   bool attached() const { return attached_; }
 
  private:
   // Waits for the client's first datagram (the listening end); false if stopped first.
   bool wait_for_peer(SignalFd& signals);
   void drain_socket();
-  void handle(const PeerDatagram& d, uint64_t now_us);
+  // `kernel_us`: the datagram's kernel receive time (CLOCK_REALTIME), 0 when unknown.
+  void handle(const PeerDatagram& d, uint64_t now_us, uint64_t kernel_us);
   // Sends the whole window now (or a heartbeat when due); true if anything was sent.
   bool send_flight(uint64_t now_ms);
   bool send_datagram(size_t carried_bytes, uint16_t time_to_next_ms, bool first_of_flight,
@@ -91,6 +94,9 @@ class PeerApp {
   uint64_t malformed_ = 0;
   int64_t first_forecast_after_ms_ = -1;
   uint64_t model_cpu_us_ = 0;
+  // Poll wake-ups against their deadlines; a window-opening forecast's kernel arrival to the
+  // data datagram it let out.
+  HostTiming timing_{"forecast -> data"};
 };
 
 }  // namespace netrepro::sprout

@@ -54,11 +54,16 @@ void ReceiverApp::run(SignalFd& signals) {
             << receiver_->estimator().name() << ")\n";
   while (!signals.triggered()) {
     pollfd fds[2] = {{socket_.fd(), POLLIN, 0}, {signals.fd(), POLLIN, 0}};
-    const int ready = ::poll(fds, 2, poll_timeout_ms(monotonic_ms()));
+    const uint64_t poll_start_us = monotonic_us();
+    const int timeout = poll_timeout_ms(poll_start_us / 1000);
+    const int ready = ::poll(fds, 2, timeout);
     if (ready < 0 && errno == EINTR) {
       continue;
     }
     check_syscall("poll", ready);
+    if (ready == 0 && timeout > 0) {  // woke for the tick (a zero timeout asked for no wake-up)
+      timing_.woke(poll_start_us + static_cast<uint64_t>(timeout) * 1000, monotonic_us());
+    }
     if (fds[0].revents & POLLIN) {
       drain_socket();
     }
@@ -174,7 +179,8 @@ JsonObject ReceiverApp::stats() const {
       .add("forecast_precompute_s", precompute_seconds_)
       .add("model_cpu_us_per_tick",
            ticks ? static_cast<double>(model_cpu_us_) / static_cast<double>(ticks) : 0.0)
-      .add_array("last_counts", std::vector<uint32_t>(last_counts_.begin(), last_counts_.end()));
+      .add_array("last_counts", std::vector<uint32_t>(last_counts_.begin(), last_counts_.end()))
+      .add("host_timing", timing_.json());
   // One-way delay of data datagrams; meaningful only when sender and
   // receiver read the same CLOCK_MONOTONIC (one kernel, e.g. Mininet hosts).
   if (!one_way_delay_us_.empty()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "forecaster.hh"
+#include "host_timing.hh"
 #include "json_writer.hh"
 #include "signal_fd.hh"
 #include "tick_receiver.hh"
@@ -31,6 +32,7 @@ class ReceiverApp {
   void run(SignalFd& signals);
   // Counters, times and the model's cost, for the stats file.
   JsonObject stats() const;
+  const HostTiming& timing() const { return timing_; }
 
  private:
   // Stop answering a sender that has been silent this long.
@@ -66,6 +68,8 @@ class ReceiverApp {
   uint64_t model_cpu_us_ = 0;  // time spent in the tick loop and forecasts
   std::vector<uint32_t> one_way_delay_us_;
   Counts last_counts_{};
+  // Its tick wake-ups against their deadlines (it sends on ticks, not on arrivals).
+  HostTiming timing_{"none (forecasts go out on the 20-ms tick)"};
 };
 
 }  // namespace netrepro::sprout

@@ -40,7 +40,8 @@ void SenderApp::run(SignalFd& signals) {
     if (send_flight(now)) {
       next_heartbeat_ms_ = std::max(now + kHeartbeatIntervalMs, next_heartbeat_ms_);
     }
-    now = monotonic_ms();
+    const uint64_t poll_start_us = monotonic_us();
+    now = poll_start_us / 1000;
     // Re-check the window at least every 10 ms, and wake for the heartbeat.
     const uint64_t until_heartbeat = next_heartbeat_ms_ > now ? next_heartbeat_ms_ - now : 0;
     const uint64_t until_deadline = deadline > now ? deadline - now : 0;
@@ -52,6 +53,9 @@ void SenderApp::run(SignalFd& signals) {
       continue;
     }
     check_syscall("poll", ready);
+    if (ready == 0 && timeout > 0) {  // a zero timeout asked for no wake-up
+      timing_.woke(poll_start_us + static_cast<uint64_t>(timeout) * 1000, monotonic_us());
+    }
     if (fds[0].revents & (POLLIN | POLLERR)) {
       drain_socket();
     }
@@ -61,6 +65,9 @@ void SenderApp::run(SignalFd& signals) {
 
 bool SenderApp::send_flight(uint64_t now_ms) {
   int64_t budget = window_.window(now_ms);
+  if (budget <= 0) {
+    timing_.forget();  // a forecast noted as opening the window opens it no more
+  }
   if (budget <= 0 && now_ms < next_heartbeat_ms_) {
     return false;
   }
@@ -97,6 +104,9 @@ bool SenderApp::send_datagram(uint16_t payload_bytes, uint16_t time_to_next_ms,
   if (!send_or_full(socket_, wire, "sprout-sender", socket_full_, send_errors_)) {
     return false;
   }
+  if (payload_bytes > 0 && timing_.awaiting_send()) {
+    timing_.sent(epoch_us());
+  }
   next_seq_ += payload_bytes + kSeqOverheadBytes;
   window_.on_send(payload_bytes, now_ms);
   udp_bytes_ += wire.size();
@@ -132,6 +142,9 @@ void SenderApp::drain_socket() {
     }
     window_.on_forecast(feedback.forecast, now, next_seq_);
     const int64_t w = window_.window(now);
+    if (w > 0) {
+      timing_.allowed_by(datagram->kernel_timestamp_us);
+    }
     max_window_ = std::max(max_window_, w);
     window_sum_ += static_cast<double>(w);
     if (log_) {
@@ -169,7 +182,8 @@ JsonObject SenderApp::stats() const {
       .add("mean_window_bytes_at_forecast",
            forecasts_received_ ? window_sum_ / static_cast<double>(forecasts_received_) : 0.0)
       .add("send_rate_mbit_s",
-           seconds > 0 ? static_cast<double>(payload_bytes_) * 8 / seconds / 1e6 : 0.0);
+           seconds > 0 ? static_cast<double>(payload_bytes_) * 8 / seconds / 1e6 : 0.0)
+      .add("host_timing", timing_.json());
   return json;
 }
 

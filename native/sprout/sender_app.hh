@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "host_timing.hh"
 #include "json_writer.hh"
 #include "sender_window.hh"
 #include "signal_fd.hh"
@@ -31,6 +32,7 @@ class SenderApp {
   void run(SignalFd& signals);
   JsonObject stats() const;
   uint64_t forecasts_received() const { return forecasts_received_; }
+  const HostTiming& timing() const { return timing_; }
 
  private:
   void drain_socket();
@@ -67,6 +69,9 @@ class SenderApp {
   int64_t max_window_ = 0;
   double window_sum_ = 0;  // sampled at each forecast
   uint64_t end_ms_ = 0;
+  // Poll wake-ups against their deadlines; a window-opening forecast's kernel arrival to the
+  // data datagram it let out.
+  HostTiming timing_{"forecast -> data"};
 };
 
 }  // namespace netrepro::sprout

@@ -1,7 +1,10 @@
 // Unit tests for Sprout and Sprout-EWMA: the forecast vectors of the spec
 // (section 4), the model's pieces, the tick loop, the sender's window, the
 // wire formats, and a small simulated link for start-up.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data_datagram.hh"
@@ -22,7 +26,10 @@
 #include "peer_datagram.hh"
 #include "forecaster.hh"
 #include "loss_tracker.hh"
+#include "peer_app.hh"
 #include "poisson.hh"
+#include "receiver_app.hh"
+#include "sender_app.hh"
 #include "rate_model.hh"
 #include "sender_window.hh"
 #include "sprout_program.hh"
@@ -742,4 +749,48 @@ TEST(SproutProgram, ABadArgumentIsStatusTwoAndAnyOtherErrorOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no-such-dir/stats.json"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("stopped"), std::string::npos) << r.err;
+}
+
+// ---- the apps over loopback: their own timing --------------------------------------------
+
+namespace {
+
+uint16_t free_udp_port() {
+  netrepro::UdpSocket probe;
+  probe.bind(netrepro::Address::from("127.0.0.1", 0));
+  return ntohs(probe.local_address().sin.sin_port);
+}
+
+}  // namespace
+
+TEST(AppsOverLoopback, RecordTheirWakeUpsAndForecastToDataTimes) {
+  // Both signal descriptors before the thread, so it inherits the blocked mask.
+  netrepro::SignalFd receiver_stop;
+  netrepro::SignalFd sender_stop;
+  ReceiverConfig rc;
+  rc.bind_host = "127.0.0.1";
+  rc.port = free_udp_port();
+  rc.ewma = true;  // no forecast tables to precompute
+  ReceiverApp receiver(rc);
+  std::thread receiving([&] { receiver.run(receiver_stop); });
+  SenderConfig sc;
+  sc.host = "127.0.0.1";
+  sc.port = rc.port;
+  sc.duration_s = 1.0;
+  SenderApp sender(sc);
+  sender.run(sender_stop);
+  ::kill(::getpid(), SIGTERM);  // ends the receiver through its signalfd
+  receiving.join();
+
+  // The receiver woke for about 50 ticks of 20 ms; the sender's polls last at most 10 ms.
+  EXPECT_GT(receiver.timing().wakeups().count(), 20u);
+  EXPECT_EQ(receiver.timing().arrival_to_send().count(), 0u);
+  EXPECT_GT(sender.timing().wakeups().count(), 0u);
+  ASSERT_GT(sender.forecasts_received(), 0u);
+  // Forecasts opened the window and data followed, each within the run.
+  EXPECT_GT(sender.timing().arrival_to_send().count(), 0u);
+  EXPECT_LE(sender.timing().arrival_to_send().count(), sender.forecasts_received());
+  EXPECT_LT(sender.timing().arrival_to_send().max(), 1'000'000u);
+  EXPECT_NE(sender.stats().str().find("\"arrival_to_send\": \"forecast -> data\""),
+            std::string::npos);
 }

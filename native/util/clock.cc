@@ -18,6 +18,7 @@ uint64_t read_us(clockid_t clock) {
 uint64_t monotonic_us() { return read_us(CLOCK_MONOTONIC); }
 uint64_t monotonic_ms() { return monotonic_us() / 1000u; }
 uint64_t epoch_ms() { return read_us(CLOCK_REALTIME) / 1000u; }
+uint64_t epoch_us() { return read_us(CLOCK_REALTIME); }
 
 void sleep_until_us(uint64_t deadline_us) {
   timespec ts{};

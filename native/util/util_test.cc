@@ -14,7 +14,9 @@
 
 #include "arg_parser.hh"
 #include "clock.hh"
+#include "host_timing.hh"
 #include "json_writer.hh"
+#include "latency_histogram.hh"
 #include "poll_loop.hh"
 #include "signal_fd.hh"
 #include "system_error.hh"
@@ -99,6 +101,105 @@ TEST(UdpSocket, TryRecvStillThrowsOtherErrors) {
   } catch (const SystemError& e) {
     EXPECT_EQ(e.error_number(), ECONNREFUSED);
   }
+}
+
+// ---- LatencyHistogram and HostTiming ------------------------------------------------------
+
+TEST(LatencyHistogram, NearestRankPercentiles) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.percentile(0.5), 0u);
+  for (uint64_t v = 1; v <= 1000; ++v) h.add(v);
+  EXPECT_EQ(h.percentile(0.5), 500u);   // rank 500
+  EXPECT_EQ(h.percentile(0.99), 990u);  // rank 990
+  EXPECT_EQ(h.percentile(0.999), 999u);
+  EXPECT_EQ(h.max(), 1000u);
+  h.add(2'500'123);  // coarse range: reported at its ms bucket's top, capped by the max
+  EXPECT_EQ(h.percentile(1.0), 2'500'123u);
+  EXPECT_EQ(h.count(), 1001u);
+}
+
+TEST(LatencyHistogram, CoarseValuesReportTheirMillisecondBucketsTop) {
+  LatencyHistogram h;
+  for (int i = 0; i < 98; ++i) h.add(10);
+  h.add(70'250);   // ms bucket 70: reported as 70'999, unless that is above the max
+  h.add(200'000'000);  // beyond 120 s: the overflow bucket, reported as the max
+  EXPECT_EQ(h.percentiles({0.5, 0.99, 1.0}), (std::vector<uint64_t>{10, 70'999, 200'000'000}));
+}
+
+TEST(LatencyHistogram, AReversedIntervalAddsZeroAndIsCounted) {
+  LatencyHistogram h;
+  h.add_interval(1'000, 1'250);
+  h.add_interval(2'000, 1'990);
+  EXPECT_EQ(h.count(), 2u);
+  EXPECT_EQ(h.max(), 250u);
+  EXPECT_EQ(h.percentile(0.5), 0u);
+  EXPECT_EQ(h.reversed(), 1u);
+}
+
+TEST(HostTiming, ASendAnswersTheEarliestArrivalStillWaiting) {
+  HostTiming t("ACK -> data");
+  EXPECT_FALSE(t.awaiting_send());
+  t.sent(5'000);  // nothing waited: a send no arrival allowed (a timeout's, say)
+  EXPECT_EQ(t.arrival_to_send().count(), 0u);
+  t.allowed_by(1'000);
+  t.allowed_by(1'300);  // read in the same round: the send answers the first
+  EXPECT_TRUE(t.awaiting_send());
+  t.sent(1'450);
+  t.sent(1'500);  // the rest of the flight answers nothing more
+  EXPECT_FALSE(t.awaiting_send());
+  EXPECT_EQ(t.arrival_to_send().count(), 1u);
+  EXPECT_EQ(t.arrival_to_send().max(), 450u);
+  t.allowed_by(2'000);
+  t.forget();  // the window closed again: that ACK allowed nothing
+  t.allowed_by(3'000);
+  t.sent(3'020);
+  EXPECT_EQ(t.arrival_to_send().count(), 2u);
+  EXPECT_EQ(t.arrival_to_send().percentile(0.5), 20u);
+}
+
+TEST(HostTiming, ArrivalsWithoutAKernelTimestampAreCountedNotGuessed) {
+  HostTiming t("data -> ACK");
+  t.allowed_by(0);
+  EXPECT_FALSE(t.awaiting_send());
+  t.answered(0, 7'000);
+  t.answered(6'000, 6'040);
+  EXPECT_EQ(t.arrival_to_send().count(), 1u);
+  EXPECT_NE(t.json().str().find("\"arrivals_without_timestamp\": 2"), std::string::npos);
+}
+
+TEST(HostTiming, WritesPercentilesOfBothKinds) {
+  HostTiming t("ACK -> data");
+  for (uint64_t late = 1; late <= 100; ++late) t.woke(10'000, 10'000 + late);
+  t.woke(20'000, 19'999);  // a poll cut short: 0, and counted
+  t.answered(500, 530);
+  EXPECT_EQ(t.json().str(),
+            "{\n"
+            "  \"wakeup_lateness_us\": {\n"
+            "    \"p50\": 50,\n    \"p90\": 90,\n    \"p99\": 99,\n"
+            "    \"max\": 100,\n    \"count\": 101\n  },\n"
+            "  \"arrival_to_send_us\": {\n"
+            "    \"p50\": 30,\n    \"p90\": 30,\n    \"p99\": 30,\n"
+            "    \"max\": 30,\n    \"count\": 1\n  },\n"
+            "  \"arrival_to_send\": \"ACK -> data\",\n"
+            "  \"arrivals_without_timestamp\": 0,\n"
+            "  \"negative_intervals\": 1\n"
+            "}\n");
+}
+
+TEST(HostTiming, KernelReceiveTimeAndTheSendClockAreOneClock) {
+  // SO_TIMESTAMPNS stamps CLOCK_REALTIME; epoch_us() must read the same clock, or every
+  // arrival-to-send interval would be the difference of two clocks.
+  UdpSocket receiver;
+  receiver.bind(Address::from("127.0.0.1", 0));
+  UdpSocket sender;
+  sender.sendto(receiver.local_address(), "ack");
+  const ReceivedDatagram d = receiver.recv();
+  HostTiming t("ACK -> data");
+  t.allowed_by(d.kernel_timestamp_us);
+  t.sent(epoch_us());
+  ASSERT_EQ(t.arrival_to_send().count(), 1u);
+  EXPECT_LT(t.arrival_to_send().max(), 1'000'000u);
+  EXPECT_EQ(t.arrival_to_send().reversed(), 0u);
 }
 
 // ---- JsonObject --------------------------------------------------------------------------

@@ -39,6 +39,14 @@ def test_fixed_window_fills_a_fixed_trace(paths, traces, store, fixed_trace) -> 
     # Logged departures leave the queue, then wait 20 ms: at most ~20 were still delayed.
     assert m["departed_packets"] - 25 <= sent <= m["departed_packets"]
     assert m["lateness_p99_us"] is not None
+    # The ends' own timing: every datagram the receiver got was answered and timed; every
+    # ACK that opened the window timed to its datagram (all but those at the end).
+    answered = meta["verification"]["receiver"]["host_timing"]["arrival_to_send_us"]
+    assert answered["count"] == received
+    reacted = meta["verification"]["sender"]["host_timing"]["arrival_to_send_us"]
+    acks = meta["verification"]["sender"]["acks_received"]
+    assert acks - 2 <= reacted["count"] <= acks
+    assert m["host_reaction_p99_us"] is not None and m["host_timing_ok"] is not None
 
 
 def test_cubic_over_a_fixed_trace_is_verified(paths, traces, store, fixed_trace) -> None:
@@ -49,6 +57,14 @@ def test_cubic_over_a_fixed_trace_is_verified(paths, traces, store, fixed_trace)
     assert m["cc_requested"] == "cubic" and m["cc_used"] == "cubic"
     assert m["cc_provider"] == "builtin"
     assert 0.7 * FIXED_CAPACITY_MBPS < m["throughput_mbps"] <= FIXED_CAPACITY_MBPS * 1.001
+    # Each host's kernel timed every segment it took in: the ACKs at the sender, the data
+    # (about one packet per ms of the 8 s) at the receiver.
+    stack = json.loads((outcome.path / "meta.json").read_text())[
+        "verification"]["tcp_probe"]["stack_delay"]
+    assert stack["status"] == "recorded", stack
+    assert stack["sender"]["stack_delay_us"]["count"] > 1000
+    assert stack["receiver"]["stack_delay_us"]["count"] > 5000
+    assert m["host_reaction_p99_us"] is not None and m["host_timing_ok"] is not None
 
 
 def test_bursty_trace_capacity_matches_the_trace(paths, traces, store, bursty_trace) -> None:

@@ -59,9 +59,11 @@ def write_link_log(path: Path, every_ms: int, delay_ms: int, span_ms: int = 4000
 
 def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_ms: int,
                    lateness_p99_us: int = 100, stamp_version: bool = True,
-                   extra_metrics: dict[str, Any] | None = None) -> Path:
+                   extra_metrics: dict[str, Any] | None = None,
+                   sender_reaction_p99_us: int | None = None) -> Path:
     """A finished run with real artifacts (data.log, link-stats.json, meta.json) and the
-    metrics.json the analysis makes of them, written before DONE as a real run's are."""
+    metrics.json the analysis makes of them, written before DONE as a real run's are; with
+    `sender_reaction_p99_us`, its sender's stats hold that ACK-to-data p99 (5000 samples)."""
     from analysis.recompute import VERSION_KEY
     from core.code_version import analysis_version
     from runkinds.registry import kind_of
@@ -76,6 +78,12 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
     meta = {"spec": spec.to_dict(), "duration_s": spec.duration_s, "cpu_steal_pct": 0.5,
             "environment": {"kernel": "6.1-test", "distribution": "Test Linux",
                             "code_version": "test"}, "link": link}
+    if sender_reaction_p99_us is not None:
+        reaction = {"p50": 50, "p90": 90, "p99": sender_reaction_p99_us,
+                    "max": sender_reaction_p99_us, "count": 5000}
+        meta["verification"] = {"sender": {"host_timing": {
+            "arrival_to_send_us": reaction, "arrival_to_send": "ACK -> data",
+            "wakeup_lateness_us": {"p50": 0, "p90": 0, "p99": 0, "max": 0, "count": 0}}}}
     (run_dir / "meta.json").write_text(json.dumps(meta))
     metrics = kind_of(spec).metrics(run_dir, spec, meta)
     if stamp_version:

@@ -7,9 +7,10 @@ import pytest
 
 from core.results import ExperimentStore
 from tests.unit.fake_runs import add_done
-from bench.concurrency import (METRICS, SCHEMES, LevelVerdict, Measured, bench_spec,
-                               chosen_level, describe_levels, judge, level_specs, make_baseline,
-                               level_outcome, measured_runs, too_noisy_alone)
+from bench.concurrency import (METRICS, SCHEMES, WINDOW, WINDOW_MIN_MOVE, WINDOW_SENDER,
+                               LevelVerdict, Measured, bench_spec, chosen_level, default_level,
+                               describe_levels, judge, level_specs, make_baseline,
+                               level_outcome, measured_runs, too_noisy_alone, window_ceiling)
 
 
 def run(scheme: str, tput: float, delay: float, lateness: int = 200) -> Measured:
@@ -211,3 +212,76 @@ def test_levels_are_described_as_a_range_or_a_list() -> None:
     assert describe_levels([2, 3, 4, 5]) == "2..5"
     assert describe_levels([10, 12, 14]) == "10, 12, 14"
     assert describe_levels([8]) == "8"
+
+
+# ---- the window-limited sender ------------------------------------------------------------
+
+def window_runs(*tputs: float) -> list[Measured]:
+    return [run(WINDOW_SENDER, t, 600.0) for t in tputs]
+
+
+QUIET_ALONE = window_runs(4.800, 4.802, 4.801, 4.803, 4.800, 4.801, 4.802, 4.800, 4.803, 4.801)
+
+
+def test_the_window_sender_is_warm_up_a_at_w50_on_its_trace() -> None:
+    from experiments.contest.warmup_a import ContestWarmupA
+    from tests.unit.test_verify import EXP
+    assert isinstance(EXP, ContestWarmupA)
+    warmup = next(s for s in EXP.matrix(quick=True) if s.param("window") == WINDOW)
+    ours = bench_spec(WINDOW_SENDER, 30.0, 1)
+    assert WINDOW_SENDER in SCHEMES and ours.param("window") == 50
+    for field_name in ("scheme", "data_trace", "ack_trace", "delay_ms", "queue", "params",
+                       "duration_s"):
+        assert getattr(ours, field_name) == getattr(warmup, field_name), field_name
+
+
+def test_its_throughput_is_allowed_its_noise_alone_not_two_percent() -> None:
+    b = make_baseline(QUIET_ALONE + [run("cubic", 5.0, 200.0)] * 10)
+    assert b.allowed(WINDOW_SENDER, "throughput_mbps", 2) == pytest.approx(WINDOW_MIN_MOVE)
+    # Its delay keeps the 2% every other metric has.
+    assert b.allowed(WINDOW_SENDER, "p95_e2e_delay_ms", 2) == pytest.approx(0.02)
+    # The loss warm-up A saw at 13 side by side (1.8%) fails it, and only it.
+    v = judge(13, window_runs(4.715, 4.713) + [run("cubic", 4.91, 200.0)] * 2, 4, b, 40.0)
+    assert not v.held and not v.window_held
+    assert v.window_move == pytest.approx(-0.0181, abs=1e-4)
+    assert v.problems == ["fixed-window throughput_mbps moved 1.8% (allowed 0.5%)"]
+    # A move inside its floor is no evidence.
+    ok = judge(3, window_runs(4.79, 4.79) + [run("cubic", 5.0, 200.0)] * 2, 4, b, 40.0)
+    assert ok.held and ok.window_held and ok.window_move == pytest.approx(-0.0024, abs=1e-4)
+
+
+def test_a_noisier_window_sender_alone_widens_its_own_allowance() -> None:
+    b = make_baseline(window_runs(4.75, 4.85, 4.80, 4.80, 4.78, 4.82))
+    assert b.allowed(WINDOW_SENDER, "throughput_mbps", 2) == pytest.approx(0.1 / 4.8)
+    assert judge(4, window_runs(4.71, 4.71), 2, b, 40.0).window_held
+
+
+def window_attempt(jobs: int, n: int, held: bool, window_held: bool) -> LevelVerdict:
+    return LevelVerdict(jobs, held, [], {}, None, 0.0, attempt=n, window_held=window_held)
+
+
+def test_the_default_never_exceeds_the_window_senders_ceiling() -> None:
+    levels = [window_attempt(2, n, True, True) for n in (1, 2)]
+    levels += [window_attempt(3, n, True, True) for n in (1, 2)]
+    # Level 4 failed on the window sender's throughput alone; 5 and 6 held.
+    levels += [window_attempt(4, n, False, False) for n in (1, 2)]
+    levels += [window_attempt(j, n, True, True) for j in (5, 6) for n in (1, 2)]
+    assert chosen_level(levels) == 6, "the best fit takes the lone failure for noise..."
+    assert window_ceiling(levels) == 3, "...the window sender's loss is not"
+    assert default_level(levels) == 3
+
+
+def test_the_window_sender_holds_a_level_in_two_of_its_attempts() -> None:
+    # Failed once (its throughput), then held twice: the level and the sender hold.
+    level3 = [window_attempt(3, 1, False, False), window_attempt(3, 2, True, True),
+              window_attempt(3, 3, True, True)]
+    # The level failed twice on another scheme, the window sender was fine both times.
+    level4 = [window_attempt(4, 1, False, True), window_attempt(4, 2, False, True)]
+    level5 = [window_attempt(5, 1, False, False), window_attempt(5, 2, True, True),
+              window_attempt(5, 3, False, False)]
+    verdicts = [*[window_attempt(2, n, True, True) for n in (1, 2)], *level3, *level4, *level5]
+    assert window_ceiling(verdicts) == 4
+    assert default_level(verdicts) == min(chosen_level(verdicts), 4) == 3
+    # Lost at the lowest level tried: nothing is safe.
+    assert window_ceiling([window_attempt(2, 1, False, False),
+                           window_attempt(2, 2, False, False)]) == 1

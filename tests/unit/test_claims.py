@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Below, Claim,
-                             ClaimDeclarationError, ClaimReport, ColumnMean, EveryGroup,
+                             ClaimDeclarationError, ClaimReport, ClaimResult, ColumnMean,
+                             EveryGroup,
                              HighestPerGroup, LowestPerGroup, MeanOfDifferences, MeanOfRatios,
                              Monotone, NeverDominates, NumberCheck, OneOf, Pair, RatioOfMeans,
                              Saturation, Slack, Tolerance, claims_markdown, evaluate,
@@ -171,6 +172,22 @@ def test_late_runs_are_counted(tmp_path):
     rows = [{"w": w, "t": w, "run": f"r{w}", "lateness_ok": w != 2} for w in (1, 2, 3)]
     result = evaluate(claim(Monotone("w", "t", Slack())), rows, QUICK)
     assert result.late_runs == 1 and len(result.runs) == 3
+
+
+def test_runs_whose_end_hosts_were_late_are_counted_among_the_claims_runs():
+    # Named by the experiment; a late run the claim did not use does not count, and a row
+    # that aggregates runs counts each of its runs.
+    rows = [{"w": w, "t": w, "runs": f"r{w}a r{w}b", "late_trials": 1 if w == 3 else 0}
+            for w in (1, 2, 3)]
+    result = evaluate_all([claim(Monotone("w", "t", Slack()))], rows, QUICK,
+                          host_late=frozenset({"r1b", "r3a", "elsewhere"}))[0]
+    assert (result.late_runs, result.host_late_runs) == (1, 2)
+    assert result.runs_text() == "6 (1 late, 2 hosts late)"
+    assert ClaimResult.from_dict(result.to_dict()).host_late_runs == 2
+    report = claims_markdown(ClaimReport("exp", QUICK, (result,)))
+    assert "| 6 (1 late, 2 hosts late) |" in report
+    on_time = evaluate(claim(Monotone("w", "t", Slack())), rows[:2] + [{"w": 3, "t": 3}], QUICK)
+    assert on_time.host_late_runs == 0 and on_time.runs_text() == "4"
 
 
 def test_rows_that_aggregate_runs_count_every_run_they_stand_on():

@@ -64,3 +64,19 @@ def test_report_states_the_tcp_runs_receive_buffer_ceiling(tmp_path):
     page = write_report(ProjectPaths(results_override=tmp_path), [EXP]).read_text()
     assert "TCP receive buffer maximum" in page
     assert '<span class="badge">4194304 bytes, linux-3.2 profile</span>' in page
+
+
+def test_report_counts_runs_whose_end_hosts_were_late(tmp_path):
+    from core.results import ExperimentStore
+    from tests.unit.fake_runs import add_logged_run
+    from tests.unit.test_verify import RISING
+    store = ExperimentStore(tmp_path / EXP.name)
+    for spec in EXP.matrix(quick=True):
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay,
+                       sender_reaction_p99_us=4500 if spec.param("window") == 1 else 300)
+    page = write_report(ProjectPaths(results_override=tmp_path), [EXP]).read_text()
+    assert "1 with the end hosts late" in page
+    assert "worst p99 4500 µs; 1 runs above the 2.0 ms limit" in page
+    assert page.count("(hosts late)") == 1
+    assert "6 (1 hosts late)" in page  # a claim's runs

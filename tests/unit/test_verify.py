@@ -174,6 +174,26 @@ def test_failed_and_late_runs_are_counted(tmp_path):
     assert "1 late" in out.getvalue() and "nothing serves it" in out.getvalue()
 
 
+def test_runs_whose_end_hosts_were_late_are_counted(tmp_path):
+    store = ExperimentStore(tmp_path / EXP.name)
+    for spec in EXP.matrix(quick=True):
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay,
+                       sender_reaction_p99_us=4500 if spec.param("window") == 1 else 300)
+    report = verify_results([EXP], tmp_path)
+    v = report.experiments[0]
+    assert (v.late, v.hosts_late) == (0, 1)
+    assert max(v.host_p99_us) == 4500
+    assert v.to_dict()["hosts_late"] == 1
+    claimed = [c for c in v.claims.results if c.runs] if v.claims else []
+    assert claimed and all(c.host_late_runs == 1 for c in claimed)
+    out = io.StringIO()
+    emit(report, False, out)
+    assert "0 late (emulator" in out.getvalue()
+    assert "1 with late end hosts (p99 above 2 ms)" in out.getvalue()
+    assert "worst 4500 us" in out.getvalue() and "1 hosts late)" in out.getvalue()
+
+
 def test_served_by_another_implementation():
     assert _other_impl({}, {"cc_requested": "vegas", "cc_used": "reno",
                             "cc_provider": "builtin"}) == \

@@ -17,6 +17,11 @@ void LatencyHistogram::add(uint64_t value_us) {
   }
 }
 
+void LatencyHistogram::add_interval(uint64_t from_us, uint64_t to_us) {
+  if (to_us < from_us) ++reversed_;
+  add(to_us > from_us ? to_us - from_us : 0);
+}
+
 std::vector<uint64_t> LatencyHistogram::percentiles(const std::vector<double>& qs) const {
   std::vector<uint64_t> out(qs.size(), 0);
   if (count_ == 0) return out;
@@ -36,4 +41,5 @@ std::vector<uint64_t> LatencyHistogram::percentiles(const std::vector<double>& q
   while (next < qs.size()) out[next++] = max_;
   return out;
 }
+
 }  // namespace netrepro
