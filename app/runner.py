@@ -34,7 +34,7 @@ CHILD_EXIT_GRACE_S = 30.0
 
 
 class RunBackend(Protocol):
-    """Somewhere else to run each run (app/cluster.py): run() returns once it is home."""
+    """Somewhere else to run each run (app/cluster/backend.py): run() returns once it is home."""
 
     def run(self, experiment: str, spec: RunSpec) -> tuple[bool, str, bool]: ...
 

@@ -25,7 +25,7 @@ import statistics
 import time
 from typing import Any
 
-from app.cluster import open_cluster
+from app.cluster.backend import open_cluster
 from app.runner import MatrixRunner, RunBackend, format_duration
 from bench.concurrency import (BASELINE_REPEATS, METRICS, SCHEMES, LevelVerdict,
                                _BenchExperiment, bench_spec, judge, make_baseline,

@@ -189,7 +189,7 @@ def test_ctrl_c_stops_the_runs_on_their_workers_then_resume(tmp_path, fixed_trac
 
 def test_local_cluster_listens_on_loopback_only(paths, traces) -> None:
     """local:N: the scheduler, the workers and their HTTP servers, all on 127.0.0.1."""
-    from app.cluster import open_cluster
+    from app.cluster.backend import open_cluster
     backend = open_cluster("local:2", paths, traces, jobs=2)
     try:
         ours = {str(os.getpid())} | set(subprocess.run(

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import pytest
 
 from analysis.run_metrics import REVERSE
-from app.report import write_report
+from app.publish.report import write_report
 from core.paths import ProjectPaths
 from core.results import experiment_store
 from core.run_span import BOTH, DIRECTIONS

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cluster import (ClusterChoice, parse_cluster, requirements, unservable)
-from app.cluster_worker import clean_dead_attempts, openflow_tokens
-from app.run_archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
+from app.cluster.backend import (ClusterChoice, parse_cluster, requirements, unservable)
+from app.cluster.worker import clean_dead_attempts, openflow_tokens
+from app.cluster.archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
 from core.settings import SettingError
 from core.code_version import code_version
 from core.paths import ProjectPaths

@@ -18,10 +18,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from app import cluster_worker
-from app.cluster import ClusterBackend, ClusterChoice
-from app.cluster_worker import RemoteResult, RemoteTask
-from app.run_archive import Committer, pack
+from app.cluster import worker as cluster_worker
+from app.cluster.backend import ClusterBackend, ClusterChoice
+from app.cluster.worker import RemoteResult, RemoteTask
+from app.cluster.archive import Committer, pack
 from app.runner import MatrixRunner
 from core.code_version import code_version
 from core.paths import ProjectPaths

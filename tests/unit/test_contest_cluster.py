@@ -17,13 +17,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from app import cluster_submission, cluster_worker
-from app.cluster import ClusterBackend, ClusterChoice, requirements, unservable
-from app.cluster_submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild, build_on_worker,
+from app.cluster import submission as cluster_submission
+from app.cluster import worker as cluster_worker
+from app.cluster.backend import ClusterBackend, ClusterChoice, requirements, unservable
+from app.cluster.submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild, build_on_worker,
                                     compiler_message)
-from app.cluster_worker import RemoteResult, RemoteTask, execute_remote
-from app.contest import submit
-from app.run_archive import Committer, pack
+from app.cluster.worker import RemoteResult, RemoteTask, execute_remote
+from app.commands.contest import submit
+from app.cluster.archive import Committer, pack
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
@@ -303,7 +304,7 @@ def on_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proj
             return ClusterBackend(distributed.Client(cluster), None,
                                   Committer(paths_.results_dir), traces,
                                   ClusterChoice(local_workers=1), slots=2)
-        monkeypatch.setattr("app.cluster.open_cluster", open_cluster)
+        monkeypatch.setattr("app.cluster.backend.open_cluster", open_cluster)
         yield paths
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import cli
-from app.contest import resolve_trace, team_name
+from app.commands.contest import resolve_trace, team_name
 from core.traces import TraceError
 from schemes import submission
 from core.errors import RunInvalid
@@ -108,7 +108,7 @@ def test_traces_by_role_or_name_and_missing_ones_refused(tmp_path: Path) -> None
 def test_submit_refuses_before_building(monkeypatch: pytest.MonkeyPatch, capsys,
                                         tmp_path: Path) -> None:
     monkeypatch.setattr("schemes.submission.build", lambda *a, **k: pytest.fail("built"))
-    monkeypatch.setattr("app.contest.build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr("app.commands.contest.build", lambda *a, **k: pytest.fail("built"))
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "controller.hh").write_text(changed("unsigned int window_size();",

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from app import doctor
+from app.commands import doctor
 
 
 def _fake_run(returncode: int, stdout: str = "", stderr: str = ""):

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from core.errors import EXIT_USAGE
+from core.errors import EXIT_OK, EXIT_USAGE
 from app import cli
 from core.results import ExperimentStore
 from core.runspec import RunSpec
@@ -44,7 +44,7 @@ def _stop_before_running(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
     monkeypatch.setattr("app.runner.MatrixRunner.run_plan", run_plan)
-    monkeypatch.setattr("app.cli._jobs", lambda args, paths: 1)
+    monkeypatch.setattr("app.commands.run.jobs_of", lambda args, paths: 1)
     return plans
 
 
@@ -78,7 +78,7 @@ def test_the_flag_changes_what_an_experiment_plans(tmp_path: Path,
     mine.mkdir()
     for end in ("down", "up"):
         (mine / f"Verizon-LTE-driving.{end}").write_text("1\n2\n")
-    assert cli.main(["--traces-dir", str(mine), "_required-traces"]) == cli.EXIT_OK
+    assert cli.main(["--traces-dir", str(mine), "_required-traces"]) == EXIT_OK
     assert "Verizon-LTE-driving.down" in capsys.readouterr().out.split()
 
 
@@ -164,7 +164,7 @@ def test_run_all_gives_each_experiment_the_options_it_declares(with_options: lis
 
 def test_list_shows_the_options(with_options: list[Any],
                                 capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["list"]) == cli.EXIT_OK
+    assert cli.main(["list"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "option --warmup-skip-s: seconds skipped (a number from 0 to 60; default 0.0)" in out
     assert "option --pattern: drop pattern (one of none, burst; default 'none')" in out

@@ -11,8 +11,8 @@ from typing import Callable
 
 import pytest
 
-from app.pack import MANIFEST, ROOT, pack, verify_bundle
-from app.verify import EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, emit
+from app.publish.pack import MANIFEST, ROOT, pack, verify_bundle
+from app.publish.verify import EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, emit
 from core.paths import ProjectPaths
 from tests.unit.fake_runs import trace_set, write_trace
 from tests.unit.test_verify import EXP, build

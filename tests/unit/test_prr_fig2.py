@@ -259,7 +259,7 @@ def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> N
     """`repro verify` on a hand-made PRR results folder (no data.log: the metrics come
     from the captures and the tcp_probe trace), then the same folder with one number
     edited by hand."""
-    from app.verify import EXIT_FAILED, verify_experiment
+    from app.publish.verify import EXIT_FAILED, verify_experiment
     from analysis.rederive import DIFFERS, MATCH
     store = ExperimentStore(tmp_path / "prr-fig2")
     exp = PrrFig2(None, dict(pattern="light"))

@@ -13,6 +13,7 @@ from analysis.recompute import VERSION_KEY, is_stale
 from app import cli
 from app.executor import execute
 from app.refresh import refresh
+from core.errors import EXIT_FAILED, EXIT_OK
 from core.code_version import analysis_version
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, experiment_store, read_json, write_json
@@ -118,7 +119,7 @@ def test_report_says_how_many_it_recomputed(tmp_path: Path, monkeypatch: pytest.
     write_json(outcome.path / "metrics.json",
                dict(read_json(outcome.path / "metrics.json"), **{VERSION_KEY: "older"}))
     monkeypatch.setenv("NETREPRO_RESULTS", str(tmp_path / "results"))
-    assert cli.main(["--traces-dir", str(tmp_path), "report"]) == cli.EXIT_OK
+    assert cli.main(["--traces-dir", str(tmp_path), "report"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "contest-warmup-a: recomputed the metrics of 1 runs from their logs" in out
     assert json.loads((outcome.path / "metrics.json").read_text())[VERSION_KEY] == \
@@ -128,5 +129,5 @@ def test_report_says_how_many_it_recomputed(tmp_path: Path, monkeypatch: pytest.
     write_json(outcome.path / "metrics.json",
                dict(read_json(outcome.path / "metrics.json"), **{VERSION_KEY: "older"}))
     (outcome.path / "data.log").unlink()
-    assert cli.main(["--traces-dir", str(tmp_path), "report"]) == cli.EXIT_FAILED
+    assert cli.main(["--traces-dir", str(tmp_path), "report"]) == EXIT_FAILED
     assert "metrics could not be computed" in capsys.readouterr().out

@@ -15,9 +15,9 @@ import pytest
 from analysis.claims import NOT_RUN
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.rederive import MATCH
-from app.pack import pack, verify_bundle
-from app.report import write_report
-from app.verify import EXIT_UNCHECKED, emit, verify_experiment, verify_results
+from app.publish.pack import pack, verify_bundle
+from app.publish.report import write_report
+from app.publish.verify import EXIT_UNCHECKED, emit, verify_experiment, verify_results
 from controllers import launcher
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store, write_json

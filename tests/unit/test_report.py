@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from app.report import png_size, write_report
+from app.publish.report import png_size, write_report
 from core.paths import ProjectPaths
 from experiments.registry import all_experiments
 from tests.unit.fake_runs import add_failed

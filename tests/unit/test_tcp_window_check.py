@@ -19,7 +19,7 @@ from analysis.tcp_window_check import (FORWARD, OK, check_flows, check_tcp_windo
                                        tcp_window_metrics)
 from analysis.window_sanity import HYBLA_CWND_CLAMP, INFINITE_SSTHRESH
 from app.executor import execute
-from app.verify import emit, verify_results
+from app.publish.verify import emit, verify_results
 from core.paths import ProjectPaths
 from core.results import DONE, SPEC, ExperimentStore
 from core.run_span import BOTH, DIRECTIONS, ONE

@@ -14,9 +14,8 @@ from analysis.recompute import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
 from app.cli import main
 from analysis.host_limits import receive_ceiling
-from app.verify import (ExperimentVerdict, print_experiment,
-                        EXIT_FAILED, EXIT_OK, EXIT_UNCHECKED, _other_impl, emit,
-                        verify_results)
+from app.publish.verify import (ExperimentVerdict, print_experiment, EXIT_FAILED, EXIT_OK,
+                                EXIT_UNCHECKED, _other_impl, emit, verify_results)
 from core.results import ExperimentStore
 from core.traces import TraceSet
 from experiments.contest.warmup_a import ContestWarmupA

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from app.cli import _interrupt_once  # noqa: E402
-from app.cluster import open_cluster  # noqa: E402
+from app.cluster.backend import open_cluster  # noqa: E402
 from app.runner import MatrixRunner  # noqa: E402
 from core.paths import ProjectPaths  # noqa: E402
 from core.runspec import RunSpec, make_params  # noqa: E402

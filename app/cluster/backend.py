@@ -6,17 +6,17 @@ scheduler and N worker processes on this machine, bound to 127.0.0.1, sharing
 this machine's --jobs among them (divided, never multiplied).
 
 Each run is one task asking for the worker resources it needs
-(app/cluster_worker.py): one of the worker's `runs`, the client's code version,
+(app/cluster/worker.py): one of the worker's `runs`, the client's code version,
 its traces by hash, its congestion control. A run no connected worker can serve
 fails at once with what is missing. A worker that dies with a run in flight
 makes the scheduler give the run to another worker (its `allowed-failures`,
 3 by default; one more death ends in KilledWorker and the run fails); this is
 not a task retry, which would rerun a run that failed on its own. A finished
 run comes home as an archive, verified and committed once by its id
-(app/run_archive.py). Ctrl-C sets the session's stop event: every worker stops
+(app/cluster/archive.py). Ctrl-C sets the session's stop event: every worker stops
 its runs (their networks torn down) and the client waits for them. A contest
 submission's trial also carries the submission's sources and their hash, and
-asks for a worker that can build it (app/cluster_submission.py).
+asks for a worker that can build it (app/cluster/submission.py).
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from app.cluster_submission import ShippedSubmission
-from app.cluster_worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
-from app.run_archive import ArchiveError, Committer
+from app.cluster.submission import ShippedSubmission
+from app.cluster.worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
+from app.cluster.archive import ArchiveError, Committer
 from core.settings import SettingError
 from core.code_version import code_version
 from core.errors import Unavailable
@@ -191,7 +191,7 @@ class ClusterBackend:
         task = RemoteTask(experiment, spec.to_dict(), code_version(), self.session, files,
                           submission)
         key = f"netrepro-run-{spec.run_id()}"
-        from app.cluster_worker import execute_remote
+        from app.cluster.worker import execute_remote
         with self._lock:
             if self._stopping.is_set():
                 return RemoteOutcome(False, "not started: interrupted")
@@ -319,12 +319,12 @@ def open_cluster(text: str, paths: ProjectPaths, traces: TraceSet, jobs: int,
         (paths.state_dir / "cluster").mkdir(parents=True, exist_ok=True)
         # Dask's small HTTP servers (health, metrics; the dashboard only when asked for)
         # listen on loopback too, not on every interface as by default.
-        from app.cluster_worker import loopback_nanny
+        from app.cluster.worker import loopback_nanny
         http = {"dashboard": False, "dashboard_address": f"{LOOPBACK}:0"} if not dashboard else {}
         cluster = distributed.LocalCluster(
             n_workers=n, threads_per_worker=per, processes=True, host=LOOPBACK,
             dashboard_address=dashboard, scheduler_kwargs=http, worker_class=loopback_nanny(),
-            resources=resources, preload=["app.cluster_worker"],
+            resources=resources, preload=["app.cluster.worker"],
             silence_logs=logging.ERROR, local_directory=str(paths.state_dir / "cluster"))
         client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT_S)
         slots = per * n

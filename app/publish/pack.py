@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Sequence, TextIO
 
 from core.code_version import analysis_version
-from app.verify import VerifyReport, verify_results
+from app.publish.verify import VerifyReport, verify_results
 from core.code_version import code_version
 from core.environment import environment
 from core.paths import ProjectPaths, display

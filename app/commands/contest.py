@@ -10,7 +10,7 @@ contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
 With --cluster the trials run side by side on Dask workers, each built there
-from the sources shipped with it (app/contest_cluster.py); nothing is compiled
+from the sources shipped with it (app/cluster/contest.py); nothing is compiled
 or run on the client.
 
 Exit status: 0 at least one trial scored; 1 the submission failed (does not
@@ -31,11 +31,12 @@ from typing import Any
 
 from experiments.contest.leaderboard import board, write_leaderboards
 from app.executor import execute
+from app.commands.shared import traces_of
 from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths, display
 from core.results import ExperimentStore, read_json, write_json
+from core.settings import Setting
 from core.traces import TraceError, TraceSet
-from app.contest_args import MAX_TRIALS
 from experiments.contest.board import TRACE_ROLES, board_traces, contest_spec
 from schemes.sandbox import SandboxUnavailable, SandboxUser
 from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_path, build)
@@ -45,6 +46,42 @@ TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 TRACE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 SUMMARY_KEYS = ("throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "score",
                 "utilization", "capacity_mbps", "window_capped")
+NAME = "contest"
+DEFAULT_TRIALS = 3
+MAX_TRIALS = 20
+# The training trace's name, for --help (experiments/contest/board.py holds the roles).
+TRAINING = "Verizon-LTE-short"
+TRIALS = Setting("trials", int, "runs of the whole trace", minimum=1, maximum=MAX_TRIALS)
+
+
+def add_parser(sub: Any) -> None:
+    """The `contest` subcommand and its own subcommands."""
+    contest = sub.add_parser(NAME, help="the congestion-control contest: submit a "
+                             "controller, redraw the leaderboards (docs/contest.md)")
+    actions = contest.add_subparsers(dest="contest_command", required=True, metavar="ACTION")
+    submit = actions.add_parser(
+        "submit", help="build, run and score a controller.hh + controller.cc")
+    submit.add_argument("sources", nargs="+", metavar="DIR_OR_FILES",
+                        help="a directory holding controller.hh and controller.cc, or the "
+                             "two files")
+    submit.add_argument("--name", help="team name: letters, digits, '.', '_', '-' (at most "
+                        "40; default: the directory's name)")
+    submit.add_argument("--trace", default="training",
+                        help="training, validation, testing, or a trace name with .down and "
+                             ".up files (default training: "
+                             f"{TRAINING})")
+    submit.add_argument("--trials", type=TRIALS.argtype(), default=DEFAULT_TRIALS,
+                        help=f"runs of the whole trace; ranked by the best (default "
+                             f"{DEFAULT_TRIALS}, at most {MAX_TRIALS})")
+    submit.add_argument("--force", action="store_true",
+                        help="rerun trials already done for these exact sources")
+    submit.add_argument("--json", action="store_true",
+                        help="end with one JSON object (the best trial's metrics)")
+    submit.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
+                             "local:N), each built on its worker from the sources shipped with "
+                             "it (docs/cluster.md)")
+    actions.add_parser("board", help="redraw results/contest/leaderboard.html and its CSVs")
 
 
 def team_name(given: str | None, sources: list[str]) -> str:
@@ -179,8 +216,8 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
                        root: Path, folder: Path, record: dict[str, Any],
                        sources: Sources) -> int:
     """The trials on Dask workers, each built there from the sources it carries."""
-    from app.cluster import open_cluster
-    from app.contest_cluster import ClusterTrials, build_log_text, run_trials
+    from app.cluster.backend import open_cluster
+    from app.cluster.contest import ClusterTrials, build_log_text, run_trials
     from core.jobs import default_jobs
     store = ExperimentStore(root)
     reused, specs = [], []
@@ -270,9 +307,10 @@ def redraw(paths: ProjectPaths, traces: TraceSet) -> int:
     return EXIT_OK
 
 
-def main(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
+def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     """A refused submission (exit 2) or a machine that cannot build it (exit 3) reaches the
     command line as the error it is."""
+    traces = traces_of(args, paths)
     if args.contest_command == "board":
         return redraw(paths, traces)
     return submit(args, paths, traces)

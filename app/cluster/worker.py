@@ -8,7 +8,7 @@ the others it needs, so the scheduler never gives it to a worker that would run
 it on different code, traces or congestion controls. A worker that can build
 contest submissions (a sandbox user, our libraries built) reports `contest-build`;
 a trial of `contest submit --cluster` carries the submission's sources and
-their hash and is built there first (app/cluster_submission.py). A worker with
+their hash and is built there first (app/cluster/submission.py). A worker with
 Open vSwitch running reports `openflow-switch`, and `controller:pox` or
 `controller:os-ken` for each controller that can start there: a PRR run asks for
 both, with the controller its experiment was planned with.
@@ -17,7 +17,7 @@ A run executes as it does locally, in a `repro _execute` child process, but into
 a folder of its own attempt (var/cluster/attempts/<worker pid>-<random>/): a
 killed attempt's partial artifacts stay there and are never read as a result;
 the next attempt starts in a new folder. The finished folder goes home as an
-archive with its hash (app/run_archive.py); the attempt's folder is then removed.
+archive with its hash (app/cluster/archive.py); the attempt's folder is then removed.
 The child dies with its worker (PR_SET_PDEATHSIG, SIGINT: it tears its network
 down), and stops when the client sets the session's stop event or releases the
 run.
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.cluster_submission import ShippedSubmission, build_on_worker, cannot_build
-from app.run_archive import RunArchive, pack
+from app.cluster.submission import ShippedSubmission, build_on_worker, cannot_build
+from app.cluster.archive import RunArchive, pack
 from core.code_version import code_version
 from core.paths import ProjectPaths
 from core.processes import pid_alive
@@ -316,7 +316,7 @@ def ignore_interrupts() -> None:
 
 
 def dask_setup(worker: Any) -> None:
-    """Dask preload hook (`preload=["app.cluster_worker"]`): runs in each worker process."""
+    """Dask preload hook (`preload=["app.cluster.worker"]`): runs in each worker process."""
     ignore_interrupts()
     clean_dead_attempts(ProjectPaths())
 
@@ -370,7 +370,7 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
 
     async def serve() -> None:
         async with loopback_nanny()(scheduler, nthreads=jobs, resources=resources,
-                                    host=listen, name=name, preload=["app.cluster_worker"],
+                                    host=listen, name=name, preload=["app.cluster.worker"],
                                     local_directory=str(paths.state_dir / "cluster")) as nanny:
             await nanny.finished()
 

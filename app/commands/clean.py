@@ -1,8 +1,26 @@
 """`repro clean`: remove leftovers of our own killed runs, and nothing else."""
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
+from app.commands.shared import require_root
 from core.active_runs import clean_leftovers
+from core.errors import EXIT_OK
 from core.paths import ProjectPaths
+
+NAME = "clean"
+
+
+def add_parser(sub: Any) -> None:
+    sub.add_parser(NAME, help="remove leftovers of our own killed runs (never anything else)")
+
+
+def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    require_root()
+    for line in clean_ours(paths):
+        print(line)
+    return EXIT_OK
 
 
 def clean_ours(paths: ProjectPaths) -> list[str]:

@@ -5,17 +5,20 @@ warnings name what a particular experiment or scheme will lack.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from app.commands.shared import traces_of
 from core.paths import ProjectPaths
 from core.traces import TraceError, TraceSet
 
+NAME = "doctor"
 PYTHON = "/usr/bin/python3"
 INSTALL = "run ./setup/install.sh as root"
 
@@ -204,3 +207,11 @@ def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     print("doctor: " + ("everything required is in place" if not failed
                         else f"{failed} required check(s) failed"))
     return 0 if failed == 0 else 1
+
+
+def add_parser(sub: Any) -> None:
+    sub.add_parser(NAME, help="check every prerequisite and say how to fix what is missing")
+
+
+def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    return run_doctor(paths, traces_of(args, paths))

@@ -1,0 +1,148 @@
+"""`repro run`: an experiment's matrix (or every experiment's), resumable, then its figures,
+its claims and results/index.html."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.commands.shared import jobs_of, refresh_figures_input, require_root, traces_of
+from app.validation import JOBS, TRIALS
+from core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from core.paths import ProjectPaths, display
+from core.settings import SettingError
+from core.traces import TraceSet
+
+NAME = "run"
+# The namespace holds a given experiment option as OPTION_DEST + its name (absent when not
+# given).
+OPTION_DEST = "option_"
+
+
+def add_parser(sub: Any) -> None:
+    run = sub.add_parser(NAME, help="run an experiment's matrix (resumable)")
+    run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
+    run.add_argument("--quick", action="store_true", help="the short version of the matrix")
+    run.add_argument("--jobs", type=JOBS.argtype(), default=None,
+                     help="runs side by side (default: the experiment's measured safe level)")
+    run.add_argument("--force", action="store_true", help="redo runs that are already done")
+    run.add_argument("--redo-late", action="store_true",
+                     help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
+    run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
+    add_experiment_options(run)
+    run.add_argument("--cluster", metavar="ADDRESS", type=cluster_address,
+                     help="run on a Dask cluster: tcp://HOST:8786 (or tls://) of a scheduler "
+                          "with `repro worker`s, or local:N worker processes here "
+                          "(docs/cluster.md)")
+    run.add_argument("--dashboard", metavar="HOST:PORT", default=None,
+                     help="local:N only: serve the Dask dashboard there (default: off)")
+
+
+def cluster_address(text: str) -> str:
+    """--cluster's value, checked before anything starts (a refusal is argparse's, exit 2)."""
+    from app.cluster.backend import parse_cluster
+    try:
+        parse_cluster(text)
+    except SettingError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def add_experiment_options(run: argparse.ArgumentParser) -> None:
+    """One flag per option an experiment declares (experiments/options.py)."""
+    from experiments.registry import experiment_classes
+    seen: dict[str, Any] = {}
+    for cls in experiment_classes():
+        for option in cls.options:
+            if option.flag in seen:
+                if seen[option.flag] != option:
+                    raise ValueError(f"{option.flag} is declared twice, differently")
+                continue
+            seen[option.flag] = option
+            users = [c.name for c in experiment_classes() if option in c.options]
+            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}; " \
+                        f"{', '.join(users)})"
+            if option.type is bool:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                 action="store_true", default=argparse.SUPPRESS, help=help_text)
+            else:
+                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                 type=option.argtype(), metavar=option.name.upper(),
+                                 default=argparse.SUPPRESS, help=help_text)
+
+
+def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    from app.publish.report import write_report
+    from app.recorded_options import pinned, record_plans
+    from app.runner import MatrixRunner, print_summary
+    from core.results import experiment_store
+    from experiments.registry import all_experiments
+    traces = traces_of(args, paths)
+    # Every choice the machine makes (--controller auto...) decided once, planned from,
+    # recorded; a bad option or name is refused here, before root is asked for.
+    experiments = [pinned(exp) for exp in chosen_experiments(args, traces)]
+    require_root()
+    plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
+    jobs = jobs_of(args, paths)
+    backend = _cluster(args, paths, traces, jobs)  # None without --cluster
+    runner = MatrixRunner(paths, traces, jobs=backend.slots if backend else jobs,
+                          force=args.force, redo_late=args.redo_late, backend=backend)
+    if args.quick:
+        _print_full_mode_estimate(experiments, args.trials, runner)
+    record_plans(paths.results_dir, experiments)  # what verify and report judge them by
+    try:
+        results = runner.run_plan(plan)
+    finally:
+        for line in backend.close() if backend else []:
+            print(line, flush=True)
+    status = EXIT_OK
+    for exp, _ in plan:
+        result = results[exp.name]
+        print_summary(result, title=exp.name)
+        if result.interrupted:
+            continue
+        store = experiment_store(paths.results_dir, exp.name)
+        if not refresh_figures_input(store, exp):
+            status = EXIT_FAILED  # a run's metrics could not be computed (listed above)
+        for f in exp.make_figures(store, store.root):
+            print(f"wrote {display(f)}")
+        if result.failed:
+            status = EXIT_FAILED
+    if any(r.interrupted for r in results.values()):
+        print("interrupted: rerun the same command to resume; `./repro report` draws the "
+              "figures from the runs that finished")
+        return EXIT_INTERRUPTED
+    print(f"wrote {display(write_report(paths, all_experiments(traces)))}")
+    return status
+
+
+def chosen_experiments(args: argparse.Namespace, traces: TraceSet) -> list[Any]:
+    """The experiments asked for, each given the options it declares (refused if it takes
+    none)."""
+    from experiments.registry import all_experiments, get_experiment
+    given = {name[len(OPTION_DEST):]: value for name, value in vars(args).items()
+             if name.startswith(OPTION_DEST)}
+    if args.experiment != "all":
+        return [get_experiment(args.experiment, traces, given)]
+    experiments = all_experiments(traces)
+    return [type(exp)(traces, {k: v for k, v in given.items()
+                               if k in {o.name for o in exp.options}}) for exp in experiments]
+
+
+def _cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
+             jobs: int) -> Any:
+    """`--cluster`: the runs go to Dask workers (app/cluster/backend.py)."""
+    if not getattr(args, "cluster", None):
+        return None
+    from app.cluster.backend import open_cluster  # its ClusterUnavailable is exit 3
+    return open_cluster(args.cluster, paths, traces, jobs, jobs_given=args.jobs is not None,
+                        dashboard=args.dashboard)
+
+
+def _print_full_mode_estimate(experiments: list, trials: int, runner: Any) -> None:
+    """Before a --quick run: what the full run would take, so nobody starts it blind."""
+    from app.runner import estimate_s, format_duration
+    for exp in experiments:
+        full = exp.matrix(quick=False, trials=trials)
+        eta = estimate_s(full, runner.traces, runner.jobs)
+        print(f"full mode: {exp.name}: {len(full)} runs, expected {format_duration(eta)} "
+              f"with --jobs {runner.jobs}", flush=True)
