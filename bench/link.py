@@ -30,9 +30,10 @@ import numpy as np
 
 from analysis.mahimahi_log import parse_log
 from core.active_runs import ActiveRun
+from core.endpoints import Endpoints
 from core.paths import ProjectPaths
 from core.traces import TraceSet, load_trace
-from schemes.base import Endpoints, ManagedProcess
+from schemes.base import ManagedProcess
 from schemes.grump import GrumpScheme
 from topologies.link_side import LinkSide
 

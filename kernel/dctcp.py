@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import RunInvalid
-from schemes.base import Endpoints, MininetHost, SchemeUnavailable
+from core.endpoints import Endpoints, MininetHost
+from core.errors import RunInvalid, Unavailable
 from kernel.dctcp_alpha import (AlphaSource, BpfMapAlphaSource, DctcpAlphaSampler, SocketKey,
                                 SsAlphaSource, netns_inode)
 
@@ -118,20 +118,20 @@ def route_with_congctl(host: MininetHost, peer_ip: str, cc: str) -> str:
     try:
         dev = json.loads(out)[0]["dev"]
     except (ValueError, IndexError, KeyError, TypeError):
-        raise SchemeUnavailable(f"{host.name}: `ip -j route get {peer_ip}` gave no device "
-                                f"(exit {status}): {out.strip()}") from None
+        raise Unavailable(f"{host.name}: `ip -j route get {peer_ip}` gave no device "
+                          f"(exit {status}): {out.strip()}") from None
     status, out = _run(host, ["ip", "route", "replace", f"{peer_ip}/32", "dev", dev,
                               "congctl", cc])
     if status != 0:
-        raise SchemeUnavailable(f"{host.name}: `ip route replace {peer_ip}/32 dev {dev} "
-                                f"congctl {cc}` failed (exit {status}): {out.strip()}; DCTCP "
-                                "needs both hosts' connections to run it (iproute2 with "
-                                "congctl support)")
+        raise Unavailable(f"{host.name}: `ip route replace {peer_ip}/32 dev {dev} "
+                          f"congctl {cc}` failed (exit {status}): {out.strip()}; DCTCP "
+                          "needs both hosts' connections to run it (iproute2 with "
+                          "congctl support)")
     _, shown = _run(host, ["ip", "route", "show", f"{peer_ip}/32"])
     shown = " ".join(shown.split())
     if f"congctl {cc}" not in shown:
-        raise SchemeUnavailable(f"{host.name}: the route to {peer_ip} reads {shown!r} after "
-                                f"setting congctl {cc}: this kernel ignored it")
+        raise Unavailable(f"{host.name}: the route to {peer_ip} reads {shown!r} after "
+                          f"setting congctl {cc}: this kernel ignored it")
     return shown
 
 
@@ -262,5 +262,5 @@ class DctcpRun:
 def _pid(host: MininetHost) -> int:
     pid = getattr(host, "pid", None)
     if not isinstance(pid, int):
-        raise SchemeUnavailable(f"{host.name}: no process id, so its namespace is unknown")
+        raise Unavailable(f"{host.name}: no process id, so its namespace is unknown")
     return pid

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from core.errors import Unavailable
 from core.processes import stop_child
-from schemes.base import MininetHost, SchemeUnavailable
+from core.endpoints import MininetHost
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,8 @@ class CaptureStats:
 def tcpdump_path() -> str:
     found = shutil.which("tcpdump", path="/usr/bin:/usr/sbin:/bin:/sbin")
     if found is None:
-        raise SchemeUnavailable("tcpdump is not installed: run ./setup/install.sh "
-                                "(or apt-get install tcpdump)")
+        raise Unavailable("tcpdump is not installed: run ./setup/install.sh "
+                          "(or apt-get install tcpdump)")
     return found
 
 

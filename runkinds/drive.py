@@ -11,8 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from core.endpoints import Endpoints
 from core.errors import RunInvalid
-from schemes.base import Endpoints, Scheme, StillRunning
+from schemes.base import Scheme, StillRunning
 
 SENDER_EXITED = "exited by itself"
 SENDER_STOPPED = "stopped at the end of the span"

@@ -92,12 +92,13 @@ class SwitchedPathKind(RunKind):
     def measure(self, spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                 meta: dict[str, Any]) -> None:
         # Open vSwitch, Mininet and the controllers are needed only here.
+        from core.endpoints import Endpoints
         from controllers.drop_plan import DropPlan
         from kernel.congestion_control import CongestionControlResolver
         from kernel.packet_capture import PacketCapture, clock_offset
         from kernel.recovery import RecoveryRequest
         from kernel.tcp_probe_recorder import TcpProbeSetup
-        from schemes.base import Endpoints, SchemeUnavailable
+        from schemes.base import SchemeUnavailable
         from schemes.transfer import SERVER_PORT, TransferScheme
         from topologies.prr_path import PrrPath, PrrPathConfig
         from topologies.trace_path import new_prefix

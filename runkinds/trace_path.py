@@ -92,7 +92,7 @@ class TracePathKind(RunKind):
     def measure(self, spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                 meta: dict[str, Any]) -> None:
         # Mininet is needed only here: planning and the analysis load without it.
-        from schemes.base import Endpoints
+        from core.endpoints import Endpoints
         from schemes.registry import make_scheme
         from topologies.trace_path import RECEIVER_IP, TracePath, new_prefix
         span = span_of(spec, traces)

@@ -10,10 +10,10 @@ import logging
 import subprocess
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
+from core.endpoints import Endpoints, MininetHost
 from core.errors import Unavailable
 from core.processes import stop_child
 
@@ -26,26 +26,6 @@ class SchemeUnavailable(Unavailable):
 
 class StillRunning(Exception):
     """A wait timed out with the process still running (not an error by itself)."""
-
-
-class MininetHost(Protocol):
-    name: str
-
-    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]: ...
-
-    def IP(self) -> str: ...
-
-
-@dataclass
-class Endpoints:
-    """Where a scheme runs, and where it writes."""
-
-    sender: MininetHost
-    receiver: MininetHost
-    receiver_ip: str
-    out_dir: Path
-    on_process: Callable[[int, str], None] = field(default=lambda pid, marker: None)
-    run_tag: str = ""  # the run's prefix, for names outside its namespaces (tracefs)
 
 
 class Scheme(ABC):

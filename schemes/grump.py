@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.artifacts import GRUMP_PORT
 from core.paths import REPO_ROOT, ProjectPaths
-from schemes.base import Endpoints
+from core.endpoints import Endpoints
 from schemes.native_pair import NativePairScheme
 from core.settings import Setting
 from schemes.table import SchemeEntry, SchemeParameterError

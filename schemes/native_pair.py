@@ -5,8 +5,9 @@ import json
 from abc import abstractmethod
 from typing import Any
 
+from core.endpoints import Endpoints
 from core.errors import RunInvalid
-from schemes.base import Endpoints, ManagedProcess, Scheme
+from schemes.base import ManagedProcess, Scheme
 
 
 class NativePairScheme(Scheme):

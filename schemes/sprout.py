@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.paths import ProjectPaths
 from core.run_span import both_directions
-from schemes.base import Endpoints
+from core.endpoints import Endpoints
 from schemes.native_pair import NativePairScheme
 from core.settings import Setting
 from schemes.table import SchemeEntry

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.artifacts import GRUMP_PORT
+from core.endpoints import Endpoints
 from core.errors import RunInvalid, UsageError
 from core.paths import ProjectPaths
-from schemes.base import Endpoints, SchemeUnavailable, StillRunning
+from schemes.base import SchemeUnavailable, StillRunning
 from schemes.grump import GrumpScheme
 from schemes.sandbox import BUILD_LIMITS, Limits, SandboxUser, run_limited, run_limits, signal_name
 from core.settings import Setting

@@ -20,6 +20,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from core.artifacts import IPERF_PORT, REVERSE_DIR
+from core.endpoints import Endpoints
 from core.errors import RunInvalid
 from core.run_span import both_directions
 from core.settings import Setting
@@ -27,7 +28,7 @@ from kernel.congestion_control import CcResolution, CcUnavailable, CongestionCon
 from kernel.dctcp import DctcpRun, is_dctcp
 from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
 from kernel.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
-from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable
+from schemes.base import ManagedProcess, Scheme, SchemeUnavailable
 from schemes.table import SchemeEntry, SchemeParameterError
 
 if TYPE_CHECKING:

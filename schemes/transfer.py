@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from core.artifacts import TRANSFER_PORT
+from core.endpoints import Endpoints
 from core.errors import RunInvalid
-from schemes.base import Endpoints, ManagedProcess, Scheme, SchemeUnavailable, StillRunning
+from schemes.base import ManagedProcess, Scheme, SchemeUnavailable, StillRunning
 from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from kernel.recovery import RecoveryRequest, provide_recovery
 from kernel.tcp_probe_recorder import (CLIENT_PORTS, ProbeUnavailable, TcpProbeRecorder,

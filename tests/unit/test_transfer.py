@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import RunInvalid
-from schemes.base import Endpoints
+from core.endpoints import Endpoints
 from kernel.congestion_control import CcResolution
 from kernel.packet_capture import CaptureStats, PacketCapture, clock_offset
 from kernel.recovery import RecoveryRequest
