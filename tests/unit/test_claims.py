@@ -99,7 +99,9 @@ def test_fig7_claims_about_schemes_not_run_say_not_run():
     assert results["speedup-vs-cubic-codel"].verdict == NOT_RUN
     assert "cubic-codel" in results["speedup-vs-cubic-codel"].why
     assert results["sprout-lowest-delay"].verdict == PASS
-    assert results["speedup-vs-cubic"].ours == "0.667x"
+    # One link of the paper's 8: the table's averages are not compared.
+    assert results["speedup-vs-cubic"].verdict == NOT_RUN
+    assert "1 of the paper's 8 links" in results["speedup-vs-cubic"].why
 
 
 def test_lowest_per_link_within_the_slack():
