@@ -39,15 +39,19 @@ CLAIMS: tuple[Claim, ...] = (
                "the next ACK is processed, so the first sample after the exit shows it; one "
                "segment admits integer rounding of PRR's last step"),
     Claim(
-        id="ssthresh-is-beta-of-window", source=SOURCE, mode=BOTH,
+        id="ssthresh-is-beta-of-window", source=OURS, mode=BOTH,
         text="ssthresh at recovery entry is half the pre-loss window under Reno, 0.7 of it "
              "under Cubic",
-        paper="ssthresh = 0.5 (Reno) / 0.7 (Cubic) of the window at the loss",
+        paper="(our check: the target PRR spreads the reduction over is the congestion "
+              "control's ssthresh, 0.5 (Reno) / 0.7 (Cubic) of the window at the loss; a "
+              "precondition of Figure 2, not one of its findings)",
         check=EveryGroup("ssthresh_entry", "~", "cwnd_entry", WITH_RECOVERY,
                          where=_valid(recovery=OneOf(RECOVERIES)),
                          scale_by=("cc", tuple(BETA.items())), slack=1),
         reason="the kernel truncates beta x cwnd to whole segments, and the pre-loss window is "
-               "read from the last tcp_probe sample before the state change"),
+               "read from the last tcp_probe sample before the state change. Labelled ours: "
+               "the paper takes the congestion control's ssthresh as given, so this checks "
+               "our set-up, not the paper"),
     Claim(
         id="rate-halving-ends-below", source=SOURCE, mode=BOTH,
         text="Rate halving ends recovery with cwnd below ssthresh",
