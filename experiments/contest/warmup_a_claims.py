@@ -8,8 +8,10 @@ Tolerances and their reasons were written before any run of ours was compared.
 """
 from __future__ import annotations
 
-from analysis.claims import (BOTH, FULL, Claim, ColumnMean, Monotone, NumberCheck, Saturation,
-                             Slack, Tolerance, where)
+from analysis.claims import (BOTH, FULL, Claim, ColumnMean, Monotone, NumberCheck, OneOf,
+                             Saturation, Slack, Tolerance, where)
+from experiments.contest.families import FIXED_WINDOW
+from experiments.contest.warmup_a_reference import BDP_PACKETS
 
 SOURCE = ("contest reference tools (mahimahi + sourdough, --once) rerun on this kind of "
           "machine")
@@ -31,6 +33,12 @@ REFERENCE = {1: (0.23, 110.0), 5: (1.06, 110.0), 10: (1.965, 154.5), 20: (3.31, 
 PAPER_TEXT = {1: ("0.23 Mbit/s", "110 ms"), 5: ("1.06 Mbit/s", "110 ms"),
               10: ("1.96-1.97 Mbit/s", "154-155 ms"), 20: ("3.31 Mbit/s", "278 ms"),
               50: ("4.79 Mbit/s", "604-609 ms"), 100: ("5.02 Mbit/s", "1052 ms")}
+
+
+# The windows that fill the path (at least its bandwidth-delay product, 16.8 packets at the
+# trace's mean capacity; 18.3 over the quick pass's first 30 s): 20 and up in either mode.
+FILLING_WINDOWS = tuple(sorted({p["window"] for p in (*FIXED_WINDOW.full, *FIXED_WINDOW.quick)
+                                if p["window"] >= BDP_PACKETS}))
 
 
 def _numbers() -> list[Claim]:
@@ -61,13 +69,22 @@ CLAIMS: tuple[Claim, ...] = (
           reason="a fixed window's throughput is min(window / RTT, capacity); the only dips "
                  "are run-to-run timing noise, 1% in the reference reruns: 5% admits it"),
     Claim(id="delay-rises", mode=BOTH, source=SOURCE,
-          text="The 95th percentile signal delay rises with the window",
-          paper="110 → 1052 ms, rising",
+          text="From the window that fills the path (its delay-bandwidth product, 17 "
+               "packets) on, the 95th percentile signal delay rises with the window",
+          paper="278 → 1052 ms from W=20 to W=100, rising; below the delay-bandwidth "
+                "product not monotone (mahimahi, W=1..6: 109, 105, 102, 105.5, 111, 115 ms)",
           check=Monotone("window", "p95_signal_delay_ms",
-                         Slack(relative=0.05, absolute=5.0, unit=" ms")),
-          reason="a larger window keeps more packets queued; below the delay-bandwidth "
-                 "product the delay sits at the trace's own floor (110 ms for W=1 and W=5), "
-                 "so equal neighbours are expected: 5% or 5 ms admits timing noise"),
+                         Slack(relative=0.05, absolute=5.0, unit=" ms"),
+                         where=where(window=OneOf(FILLING_WINDOWS))),
+          reason="from the delay-bandwidth product on, a larger window keeps a larger "
+                 "standing queue: 5% or 5 ms admits timing noise. The claim used to run from "
+                 "W=1, taking the delay below the product as a flat floor; the reference "
+                 "(mahimahi rerun at W=1..6, experiments/contest/warmup_a_reference.py) "
+                 "shows it is not: it falls from W=1 to W=3 in both trials (109 to 102 ms: "
+                 "the signal delay counts the sender's idle time, which shrinks as W grows), "
+                 "then rises. So the claim starts where the reference rises for a reason "
+                 "that holds at every window; the slack is unchanged, and W=1 and W=5 keep "
+                 "their number claims"),
     Claim(id="saturation", mode=BOTH, source=SOURCE,
           text="Throughput reaches capacity once the window well exceeds the path's "
                "delay-bandwidth product: ≥ 90% of capacity for every window of 3 BDPs or more "

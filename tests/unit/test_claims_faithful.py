@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.claims import BOTH, FULL, NOT_RUN, PASS, FAIL, MeanOfRatios, evaluate_all
+from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, Claim, MeanOfRatios, Monotone,
+                             Slack, evaluate_all)
+from experiments.contest.warmup_a_claims import CLAIMS as WARMUP_A_CLAIMS
+from experiments.contest.warmup_a_claims import FILLING_WINDOWS, REFERENCE
+from experiments.contest.warmup_a_reference import BDP_PACKETS, SMALL_WINDOWS
 from experiments.contest.region import CLAIMS as REGION_CLAIMS
 from experiments.contest.train_test import CLAIMS as TRAIN_TEST_CLAIMS
 from experiments.prr.claims import CLAIMS as PRR_CLAIMS
@@ -108,3 +112,51 @@ def test_contest_wording_says_what_is_checked():
         assert "slightly better" not in text and "0.10 below" in text
     ranking = TRAIN_TEST_CLAIMS[0]
     assert "tuned" not in ranking.text and "overtrained" in ranking.paper
+
+
+# ---- contest warm-up A: delay-rises follows the reference's shape (mahimahi, W=1..6).
+
+def _delay_rises() -> Claim:
+    return {c.id: c for c in WARMUP_A_CLAIMS}["delay-rises"]
+
+
+def _old_delay_rises() -> Claim:
+    """The claim's earlier shape: rising at every window, 5% or 5 ms."""
+    return Claim(id="old", text="t", source="s", paper="p", mode=BOTH, reason="r",
+                 check=Monotone("window", "p95_signal_delay_ms",
+                                Slack(relative=0.05, absolute=5.0)))
+
+
+def _windows(delays: dict[int, float]) -> list[dict]:
+    return [{"window": w, "p95_signal_delay_ms": d, "run": f"w{w}"} for w, d in delays.items()]
+
+
+# Above the bandwidth-delay product: the earlier reference reruns (warmup_a_claims).
+ABOVE = {w: REFERENCE[w][1] for w in (20, 50, 100)}
+
+
+def test_the_reference_s_own_runs_break_the_old_shape_and_hold_the_new():
+    """mahimahi's second trial falls 6 ms from W=1 to W=2 (110 to 104), more than the old
+    5%/5 ms; the claim now starts where the path fills, so its own reference holds it."""
+    trial2 = {w: trials[1][1] for w, trials in SMALL_WINDOWS.items()}
+    rows = _windows({**trial2, **ABOVE})
+    assert evaluate_all([_old_delay_rises()], rows, FULL)[0].verdict == FAIL
+    new = evaluate_all([_delay_rises()], rows, FULL)[0]
+    assert new.verdict == PASS and set(new.runs) == {"w20", "w50", "w100"}
+
+
+def test_delay_rises_ignores_a_dip_below_the_path_s_bdp_only():
+    rows = _windows({1: 109.0, 2: 102.0, 5: 110.0, 10: 154.0, **ABOVE})
+    assert evaluate_all([_old_delay_rises()], rows, FULL)[0].verdict == FAIL
+    assert evaluate_all([_delay_rises()], rows, BOTH)[0].verdict == PASS
+    dip = _windows({1: 109.0, 20: 278.0, 50: 250.0, 100: 1052.0})  # W=50 below W=20
+    result = evaluate_all([_delay_rises()], dip, BOTH)[0]
+    assert result.verdict == FAIL and "window=50" in result.why
+
+
+def test_the_path_s_bdp_is_the_trace_s_mean_capacity_times_the_min_rtt():
+    assert BDP_PACKETS == pytest.approx(16.76, abs=0.01)
+    assert FILLING_WINDOWS[0] == 20 and all(w >= BDP_PACKETS for w in FILLING_WINDOWS)
+    # The reference: not monotone below the BDP (lowest at W=3), rising at every window above.
+    means = {w: sum(d for _, d in trials) / len(trials) for w, trials in SMALL_WINDOWS.items()}
+    assert min(means, key=lambda w: means[w]) == 3
