@@ -205,8 +205,7 @@ RC_PREDICATE rc_prr_safe_ack(int flag, const struct rate_sample *rs)
  * flight, and snd_una and dsack_dups change on no other path in between):
  *
  *   SND_UNA_ADVANCED  snd_una moved;
- *   DATA_ACKED        and it moved over data: SYN_ACKED instead while the
- *                     handshake is on (SYN_SENT, SYN_RECV);
+ *   DATA_ACKED        and it moved over data;
  *   DSACKING_ACK      dsack_dups grew and stays within total_retrans
  *                     (tcp_dsack_seen() ignores a DSACK past it);
  *   DATA_SACKED       (snd_una still) something was delivered beyond the
@@ -215,6 +214,11 @@ RC_PREDICATE rc_prr_safe_ack(int flag, const struct rate_sample *rs)
  *   NOT_DUP           (no SACK, snd_una still) nothing was delivered: without
  *                     SACK the kernel counts each duplicate ACK as one
  *                     delivered segment (tcp_add_reno_sack()).
+ *
+ * During the handshake (SYN_SENT, SYN_RECV) cong_control sees only the ACK
+ * of our SYN: SND_UNA_ADVANCED and SYN_ACKED, whatever the snapshot says (on
+ * the connecting side that ACK comes before init(), with icsk_ca_priv still
+ * zero).
  *
  * Where this can differ from the kernel's flag: an ACK that ends inside a
  * one-segment skb (snd_una advances, the kernel sets no DATA_ACKED); a DSACK
@@ -234,13 +238,10 @@ static __always_inline int rc_flag_from_changes(const struct sock *sk,
 	__u8 sk_state = sk->__sk_common.skc_state;
 	int flag = 0;
 
-	if (netrepro_after(tp->snd_una, r->seen_snd_una)) {
-		flag |= RC_FLAG_SND_UNA_ADVANCED;
-		if (sk_state == RC_TCP_SYN_SENT || sk_state == RC_TCP_SYN_RECV)
-			flag |= RC_FLAG_SYN_ACKED;
-		else
-			flag |= RC_FLAG_DATA_ACKED;
-	}
+	if (sk_state == RC_TCP_SYN_SENT || sk_state == RC_TCP_SYN_RECV)
+		return RC_FLAG_SND_UNA_ADVANCED | RC_FLAG_SYN_ACKED;
+	if (netrepro_after(tp->snd_una, r->seen_snd_una))
+		flag |= RC_FLAG_SND_UNA_ADVANCED | RC_FLAG_DATA_ACKED;
 	if (dsacked && tp->dsack_dups <= tp->total_retrans) {
 		flag |= RC_FLAG_DSACKING_ACK;
 		delivered = delivered > dsacked ? delivered - dsacked : 0;
@@ -466,6 +467,8 @@ static __always_inline void rc_on_ack(struct sock *sk, __u32 ack, int flag,
 enum {
 	RC_CHECK_ACK,		/* ack != snd_una */
 	RC_CHECK_MAY_RAISE,	/* rc_may_raise_cwnd() */
+	RC_CHECK_DATA_ACKED,	/* its two inputs, whatever the reordering: DATA_ACKED */
+	RC_CHECK_FORWARD,	/* and FORWARD_PROGRESS */
 	RC_CHECK_RH_PROGRESS,	/* rc_rh_progress() */
 	RC_CHECK_PRR_SAFE,	/* rc_prr_safe_ack() */
 	RC_CHECK_KINDS,
@@ -475,6 +478,7 @@ struct rc_flag_check {
 	__u64 acks;
 	__u64 in_reduction;	/* of them, in CWR or Recovery */
 	__u64 dsacking;		/* of them, with the kernel's DSACKING_ACK */
+	__u64 dsack_dups_grew;	/* of them, with more DSACKed segments (valid or not) */
 	__u64 una_advanced;	/* of them, with the kernel's SND_UNA_ADVANCED */
 	__u64 mismatches[RC_CHECK_KINDS];
 	__s32 first_flag;	/* the kernel's flag on the first differing ACK */
@@ -490,6 +494,7 @@ static __always_inline void rc_check_flag(struct sock *sk, __u32 ack, int flag,
 {
 	const struct tcp_sock *tp = netrepro_tcp_sk(sk);
 	int derived = rc_flag_from_changes(sk, rs);
+	__u32 dsack_dups_grew = tp->dsack_dups != rc_state(sk)->seen_dsack_dups;
 	__u32 kinds = 0;
 	int k;
 
@@ -498,6 +503,10 @@ static __always_inline void rc_check_flag(struct sock *sk, __u32 ack, int flag,
 		kinds |= 1U << RC_CHECK_ACK;
 	if (rc_may_raise_cwnd(sk, flag) != rc_may_raise_cwnd(sk, derived))
 		kinds |= 1U << RC_CHECK_MAY_RAISE;
+	if (!(flag & RC_FLAG_DATA_ACKED) != !(derived & RC_FLAG_DATA_ACKED))
+		kinds |= 1U << RC_CHECK_DATA_ACKED;
+	if (!(flag & RC_FLAG_FORWARD_PROGRESS) != !(derived & RC_FLAG_FORWARD_PROGRESS))
+		kinds |= 1U << RC_CHECK_FORWARD;
 	if (rc_rh_progress(tp, flag) != rc_rh_progress(tp, derived))
 		kinds |= 1U << RC_CHECK_RH_PROGRESS;
 	if (rc_prr_safe_ack(flag, rs) != rc_prr_safe_ack(derived, rs))
@@ -508,6 +517,8 @@ static __always_inline void rc_check_flag(struct sock *sk, __u32 ack, int flag,
 		__sync_fetch_and_add(&rc_flag_check.in_reduction, 1);
 	if (flag & RC_FLAG_DSACKING_ACK)
 		__sync_fetch_and_add(&rc_flag_check.dsacking, 1);
+	if (dsack_dups_grew)
+		__sync_fetch_and_add(&rc_flag_check.dsack_dups_grew, 1);
 	if (flag & RC_FLAG_SND_UNA_ADVANCED)
 		__sync_fetch_and_add(&rc_flag_check.una_advanced, 1);
 	if (!kinds)
