@@ -234,6 +234,16 @@ class CongestionControlResolver:
                 result[name] = None
         return result
 
+    def why_unavailable(self, name: str) -> str:
+        """Why no provider serves the variant `name` here, in one line (reads only)."""
+        reasons = [f"not in {AVAILABLE_PATH.name}", f"no kernel module tcp_{name}"]
+        if name in ALL_EBPF_VARIANTS:
+            problems = self._ebpf_problems(name)
+            reasons.append("eBPF: " + ("; ".join(problems) if problems else "ready"))
+        else:
+            reasons.append("netrepro has no eBPF version")
+        return ", ".join(reasons)
+
     def kernel_cc_btf(self) -> KernelCcBtf:
         """struct_ops support and the cong_control shape, from the running kernel's BTF
         (never from its version number). Raises BtfShapeError saying what is missing."""
