@@ -14,7 +14,7 @@ from typing import Iterable
 
 from core.runspec import RunSpec
 from experiments.base import Experiment
-from schemes.cong_control_shape import BtfShapeError
+from schemes.cong_control_shape import STRUCT_OPS_VALUE, BtfShapeError
 from schemes.congestion_control import CongestionControlResolver
 from schemes.recovery import RECOVERY_DESCRIPTIONS, RecoveryRequest
 from schemes.registry import TCP_VARIANTS
@@ -79,9 +79,13 @@ def _capability(name: str, needs: KernelNeeds,
     served: dict[str, list[str]] = {}
     for variant in sorted(needs.tcp):
         provider = providers[variant]
+        why = resolver.why_unavailable(variant) if provider is None else ""
+        if provider == "ebpf" and _struct_ops(resolver) is False:
+            provider, why = None, (f"eBPF: the kernel's BTF has no {STRUCT_OPS_VALUE}, so it "
+                                   "cannot take a TCP congestion control from eBPF")
         if provider is None:
             ok = False
-            parts.append(f"TCP {variant} unavailable ({resolver.why_unavailable(variant)})")
+            parts.append(f"TCP {variant} unavailable ({why})")
             fixes.append(f"load the module tcp_{variant}, or build native/ and run as root so "
                          f"netrepro's eBPF {variant} can be registered")
         else:
@@ -94,6 +98,15 @@ def _capability(name: str, needs: KernelNeeds,
         ok = False
         fixes.append(recovery_fix)
     return Capability(name, ok, "; ".join(parts), "; ".join(fixes))
+
+
+def _struct_ops(resolver: CongestionControlResolver) -> bool | None:
+    """Whether the kernel's BTF offers struct_ops for TCP congestion controls (None: it
+    cannot be read here; the eBPF variants' own checks then say why)."""
+    try:
+        return resolver.kernel_cc_btf().struct_ops
+    except BtfShapeError:
+        return None
 
 
 def _recoveries(requested: set[tuple[str, str]], resolver: CongestionControlResolver

@@ -87,11 +87,14 @@ def test_prr_names_the_missing_piece(layout: dict[str, Path], kw: dict[str, Any]
     assert not prr.ok and missing in prr.detail and prr.fix
 
 
-def test_prr_without_struct_ops(layout: dict[str, Path]) -> None:
+def test_without_struct_ops_nothing_comes_from_ebpf(layout: dict[str, Path]) -> None:
     btf = "\n".join(line for line in ARGS4.splitlines()
                     if "bpf_struct_ops_tcp_congestion_ops" not in line)
-    prr = _capabilities(layout, FakeMachine(btf_raw=btf), PRR)["prr-fig2"]
+    found = _capabilities(layout, FakeMachine(btf_raw=btf), PRR, SPROUT)
+    prr, sprout = found["prr-fig2"], found["sprout-fig7"]
     assert not prr.ok and "cannot register a TCP congestion control from eBPF" in prr.detail
+    assert not sprout.ok and "TCP vegas unavailable (eBPF: the kernel's BTF has no " \
+        "bpf_struct_ops_tcp_congestion_ops" in sprout.detail
 
 
 def test_prr_on_an_unknown_shape(layout: dict[str, Path]) -> None:
