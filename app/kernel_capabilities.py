@@ -14,9 +14,9 @@ from typing import Iterable
 
 from core.runspec import RunSpec
 from experiments.base import Experiment
-from schemes.cong_control_shape import STRUCT_OPS_VALUE, BtfShapeError
-from schemes.congestion_control import CongestionControlResolver
-from schemes.recovery import RECOVERY_DESCRIPTIONS, RecoveryRequest
+from kernel.cong_control_shape import STRUCT_OPS_VALUE, BtfShapeError
+from kernel.congestion_control import CongestionControlResolver
+from kernel.recovery import RECOVERY_DESCRIPTIONS, RecoveryRequest
 from schemes.registry import TCP_VARIANTS
 from schemes.tcp_aqm import AQM_SCHEMES
 

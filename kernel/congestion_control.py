@@ -46,8 +46,8 @@ from core.errors import Unavailable
 from core.file_lock import exclusive_lock
 from core.processes import process_state
 from core.paths import ProjectPaths
-from schemes.cong_control_shape import (STRUCT_OPS_VALUE, BtfShapeError, CongControlShape,
-                                        KernelCcBtf, parse_kernel_cc_btf)
+from kernel.cong_control_shape import (STRUCT_OPS_VALUE, BtfShapeError, CongControlShape,
+                                       KernelCcBtf, parse_kernel_cc_btf)
 
 log = logging.getLogger(__name__)
 

@@ -144,7 +144,7 @@ def check_experiment_kernels(paths: ProjectPaths, traces: TraceSet) -> list[Chec
     """Per experiment: which of its TCP variants and recoveries this kernel can serve."""
     from app.kernel_capabilities import experiment_capabilities
     from experiments.registry import all_experiments
-    from schemes.congestion_control import CongestionControlResolver
+    from kernel.congestion_control import CongestionControlResolver
     resolver = CongestionControlResolver.for_project(paths)
     return [Check(f"kernel for {c.experiment}", c.ok, c.detail, c.fix, required=False)
             for c in experiment_capabilities(all_experiments(traces), resolver)]

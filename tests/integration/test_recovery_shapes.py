@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from core.paths import ProjectPaths
-from schemes.cong_control_shape import CongControlShape
-from schemes.congestion_control import CongestionControlResolver
+from kernel.cong_control_shape import CongControlShape
+from kernel.congestion_control import CongestionControlResolver
 from tests.integration.helpers.bpf_objects import ScratchRegistration, verifier_load
 from tests.integration.helpers.loss_path import SERVER_PORT, LossPath, loss_path
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.kernel_capabilities import Capability, experiment_capabilities, kernel_needs
 from core.runspec import RunSpec, make_params
-from schemes.congestion_control import RECOVERY_VARIANTS, CongestionControlResolver
+from kernel.congestion_control import RECOVERY_VARIANTS, CongestionControlResolver
 from tests.unit.test_congestion_control import BTF_FIXTURES, FakeMachine, FakeSystem
 
 ARGS2 = (BTF_FIXTURES / "cong_control_args2.raw").read_text()

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from schemes.cong_control_shape import (BtfShapeError, parse_cong_control_shape,
-                                        parse_kernel_cc_btf)
-from schemes.congestion_control import (RECOVERY_VARIANTS, CcUnavailable,
-                                        CongestionControlResolver)
-from schemes.recovery import RecoveryRequest, provide_recovery
+from kernel.cong_control_shape import (BtfShapeError, parse_cong_control_shape, parse_kernel_cc_btf)
+from kernel.congestion_control import (RECOVERY_VARIANTS, CcUnavailable, CongestionControlResolver)
+from kernel.recovery import RecoveryRequest, provide_recovery
 from tests.unit.test_congestion_control import (BTF_FIXTURES, FakeMachine, FakeSystem,
                                                 bpftool_calls)
 
