@@ -125,9 +125,10 @@ class PrrFig2(Experiment):
         controller = resolve_controller(self.controller)
         return [RunSpec(experiment=self.name, scheme=self.cc, data_trace=rate, ack_trace=rate,
                         delay_ms=self.rtt // 2, queue="infinite", duration_s=None, trial=t,
-                        options=make_params(topology=SWITCHED_PATH.name, pattern=pattern, size=size,
-                                            recovery=recovery, controller=controller,
-                                            bottleneck=self.bottleneck, rtt=self.rtt))
+                        options=make_params(topology=SWITCHED_PATH.name, pattern=pattern,
+                                            size=size, recovery=recovery,
+                                            controller=controller, bottleneck=self.bottleneck,
+                                            rtt=self.rtt))
                 for t in range(1, trials + 1) for pattern in patterns for size in sizes
                 for recovery in recoveries]
 
