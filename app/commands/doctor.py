@@ -140,6 +140,16 @@ def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
     return checks
 
 
+def check_experiment_kernels(paths: ProjectPaths, traces: TraceSet) -> list[Check]:
+    """Per experiment: which of its TCP variants and recoveries this kernel can serve."""
+    from app.kernel_capabilities import experiment_capabilities
+    from experiments.registry import all_experiments
+    from kernel.congestion_control import CongestionControlResolver
+    resolver = CongestionControlResolver.for_project(paths)
+    return [Check(f"kernel for {c.experiment}", c.ok, c.detail, c.fix, required=False)
+            for c in experiment_capabilities(all_experiments(traces), resolver)]
+
+
 def check_ovs() -> list[Check]:
     if shutil.which("ovs-vsctl") is None:
         return [Check("Open vSwitch", False, "ovs-vsctl not installed (PRR experiment)",
@@ -192,7 +202,8 @@ def check_contest_sandbox() -> list[Check]:
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
-        lambda: check_congestion_controls(paths), check_ovs,
+        lambda: check_congestion_controls(paths),
+        lambda: check_experiment_kernels(paths, traces), check_ovs,
         lambda: check_traces(traces, required_traces(traces)), check_contest_sandbox,
     ]
     failed = 0

@@ -1,5 +1,5 @@
 """Warm-up A at small windows on mahimahi, the contest's own emulator: the reference that
-sets the shape of the `delay-rises` claim (experiments/contest/warmup_a_claims.py).
+sets the shape of warm-up A's `delay-rises` claim (experiments/contest/claims.py).
 
 Measured with mahimahi (ravinet/mahimahi ae477d4, built from source) and this project's
 `grump-sender` (native/grump: the datagrump wire protocol, the `fixed-window` controller
@@ -21,7 +21,7 @@ change to its source.) Two trials per window, one after the other, on a shared 2
 VM (load average 5-30 from other work). The numbers are mm-throughput-graph's
 "Average throughput" and "95th percentile signal delay"; this project's own metrics
 (analysis/metrics.py) give the same on the same logs. At W=10 and W=20 the same set-up
-gives the earlier reference reruns' values (warmup_a_claims.REFERENCE; CROSS_CHECK).
+gives the earlier reference reruns' values (claims.REFERENCE; CROSS_CHECK).
 
 What they show: below the path's bandwidth-delay product the p95 signal delay is not
 monotone in the window. It falls from W=1 to W=3 in both trials (109 to 102 ms on

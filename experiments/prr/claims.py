@@ -2,7 +2,7 @@
 
 Every tolerance and its reason was written before any run of this experiment
 was looked at; none is to be changed to make a claim pass. Each claim is an
-`EveryGroup` check (analysis/claims.py): it is evaluated on the median over
+`EveryGroup` check (analysis/claims/checks.py): it is evaluated on the median over
 trials of each cell (pattern, size, congestion control, controller, path), and
 must hold in every cell where it can be evaluated; comparisons between
 recoveries pair the two recoveries of the same cell. Only runs whose losses
@@ -10,7 +10,8 @@ were exactly the plan count (`drops_as_planned`; any other run fails anyway).
 """
 from __future__ import annotations
 
-from analysis.claims import BOTH, Claim, EveryGroup, OneOf, Pair, where
+from analysis.claims.checks import EveryGroup, Pair
+from analysis.claims.model import BOTH, Claim, OneOf, where
 
 KERNEL_PRR, BPF_PRR, RATE_HALVING, RFC3517 = "prr-kernel", "prr-bpf", "rate-halving", "rfc3517"
 RECOVERIES = (RATE_HALVING, RFC3517, KERNEL_PRR, BPF_PRR)

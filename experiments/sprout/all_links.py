@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from analysis.claims import Measure, MeanOfRatios, RatioOfMeans, Row
+from analysis.claims.measures import Measure, PerGroupComparison
+from analysis.claims.model import Row
 
 PAPER_LINKS = 8  # Verizon LTE, Verizon 3G, AT&T LTE, T-Mobile 3G; downlink and uplink
 
@@ -20,9 +21,12 @@ class AllLinks(Measure):
     """`per_link` (a mean of ratios or a ratio of means over links), or no value when
     fewer than `links` links have runs of both schemes."""
 
-    per_link: MeanOfRatios | RatioOfMeans
+    per_link: PerGroupComparison
     links: int = PAPER_LINKS
-    unit: str = "x"
+
+    @property
+    def unit(self) -> str:
+        return self.per_link.unit
 
     def measure(self, rows: Sequence[Row]) -> tuple[float | None, tuple[Row, ...], str]:
         value, used, why = self.per_link.measure(rows)

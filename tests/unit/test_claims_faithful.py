@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.claims import (BOTH, FAIL, FULL, NOT_RUN, PASS, Claim, MeanOfRatios, Monotone,
-                             Slack, evaluate_all)
-from experiments.contest.warmup_a_claims import CLAIMS as WARMUP_A_CLAIMS
-from experiments.contest.warmup_a_claims import FILLING_WINDOWS, REFERENCE
+from analysis.claims.checks import Monotone, Slack
+from analysis.claims.measures import MEAN_OF_RATIOS, PerGroupComparison
+from analysis.claims.model import BOTH, FAIL, FULL, NOT_RUN, PASS, Claim, evaluate_all
+from experiments.contest.claims import FILLING_WINDOWS, REFERENCE
+from experiments.contest.claims import REGION_CLAIMS, TRAIN_TEST_CLAIMS, WARMUP_A_CLAIMS
 from experiments.contest.warmup_a_reference import BDP_PACKETS, SMALL_WINDOWS
-from experiments.contest.region import CLAIMS as REGION_CLAIMS
-from experiments.contest.train_test import CLAIMS as TRAIN_TEST_CLAIMS
 from experiments.prr.claims import CLAIMS as PRR_CLAIMS
 from experiments.sprout import paper
 from experiments.sprout.all_links import AllLinks
@@ -65,16 +64,16 @@ def test_a_mean_over_fewer_links_than_the_paper_s_is_not_compared():
         assert "7 of the paper's 8 links" in results[cid].why
     assert results["speedup-vs-cubic"].verdict == PASS  # Cubic still has all 8
     # The old measure would have compared a 7-link mean.
-    value, _, _ = MeanOfRatios("throughput_mbps", "sprout", "vegas", LINK).measure(
-        _rows(points))
+    value, _, _ = PerGroupComparison("throughput_mbps", "sprout", "vegas", LINK,
+                                     MEAN_OF_RATIOS).measure(_rows(points))
     assert value is not None
 
 
 def test_all_links_passes_the_per_link_measure_through_when_every_link_is_there():
     rows = _rows({(f"T{i}", "up"): {"sprout": (2000, 100), "cubic": (4000, 1000)}
                   for i in range(8)})
-    value, used, why = AllLinks(MeanOfRatios("throughput_mbps", "sprout", "cubic", LINK)) \
-        .measure(rows)
+    per_link = PerGroupComparison("throughput_mbps", "sprout", "cubic", LINK, MEAN_OF_RATIOS)
+    value, used, why = AllLinks(per_link).measure(rows)
     assert value == pytest.approx(0.5) and len(used) == 16 and why == ""
 
 
@@ -131,7 +130,7 @@ def _windows(delays: dict[int, float]) -> list[dict]:
     return [{"window": w, "p95_signal_delay_ms": d, "run": f"w{w}"} for w, d in delays.items()]
 
 
-# Above the bandwidth-delay product: the earlier reference reruns (warmup_a_claims).
+# Above the bandwidth-delay product: the earlier reference reruns (contest claims).
 ABOVE = {w: REFERENCE[w][1] for w in (20, 50, 100)}
 
 

@@ -52,6 +52,7 @@ def test_exit_status_follows_required_checks(monkeypatch: pytest.MonkeyPatch, ca
         monkeypatch.setattr(doctor, group, lambda: [])
     monkeypatch.setattr(doctor, "check_native", lambda paths: [optional])
     monkeypatch.setattr(doctor, "check_congestion_controls", lambda paths: [])
+    monkeypatch.setattr(doctor, "check_experiment_kernels", lambda paths, traces: [])
     monkeypatch.setattr(doctor, "check_traces", lambda traces, names: [])
     monkeypatch.setattr(doctor, "required_traces", lambda traces: set())
     assert doctor.run_doctor(None, None) == 0  # type: ignore[arg-type]

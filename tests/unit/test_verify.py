@@ -9,7 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
-from analysis.claims import FAIL, NOT_RUN, PASS, write_claims
+from analysis.claims.model import FAIL, NOT_RUN, PASS
+from analysis.claims.report import write_claims
 from analysis.recompute import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
 from app.cli import main
