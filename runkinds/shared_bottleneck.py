@@ -145,6 +145,7 @@ class SharedBottleneckKind(RunKind):
     def measure(self, spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                 meta: dict[str, Any]) -> None:
         # Mininet, the kernel's facilities and the endpoints are needed only here.
+        from kernel import tcp_buffers
         from kernel.congestion_control import CongestionControlResolver
         from kernel.tcp_probe_recorder import TcpProbeSetup
         from schemes.base import Endpoints
@@ -187,6 +188,10 @@ class SharedBottleneckKind(RunKind):
             assert net.receiver is not None
             meta["host_settings"] = {"sender 1": _sysctls(net.senders[0]),
                                      "receiver": _sysctls(net.receiver)}
+            # The machine's limits (every namespace starts with them): the window's ceiling.
+            meta["tcp_buffer_profile"] = tcp_buffers.MACHINE
+            meta["tcp_buffers"] = {"sender": tcp_buffers.read(net.senders[0]),
+                                   "receiver": tcp_buffers.read(net.receiver)}
             each = tuple(Endpoints(s, net.receiver, RECEIVER_IP, out / flow_dir(i), active.add,
                                    run_tag=active.prefix)
                          for i, s in enumerate(net.senders, 1))

@@ -186,7 +186,8 @@ class SharedBottleneck:
         switch = self.switch
         ports = [intf.name for intf in switch.intfList() if intf.name != "lo"]
         run(switch, ["ip", "link", "add", "name", self.bridge, "type", "bridge",
-                     "stp_state", "0", "forward_delay", "0"], "creating the bridge")
+                     "stp_state", "0", "forward_delay", "0", "mcast_snooping", "0",
+                     "mcast_querier", "0"], "creating the bridge")
         for port in ports:
             run(switch, ["ip", "link", "set", port, "master", self.bridge], "adding a port")
         for node, intf in [(s, s.defaultIntf().name) for s in self.senders] + \
