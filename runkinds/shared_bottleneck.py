@@ -26,8 +26,9 @@ Options (RunSpec.options): topology (this kind's name), flows (N), rtt_ms (the e
 round trip: data direction rtt_ms // 2 after the queue, the ACKs the rest; the spec's
 delay_ms must be rtt_ms // 2), marking (emulator or red; with red the spec's queue,
 ecn:k=K,packets=N, sets RED's threshold and buffer, and the emulator's own queue is
-droptail:packets=N), warmup_s (left out of the scored window). The spec's traces are
-`rate:<Mbit/s>` both ways; its duration is each flow's.
+droptail:packets=N), warmup_s (left out of the scored window), and optionally k (the
+queue's marking threshold again, so the run's label names it; checked against the queue).
+The spec's traces are `rate:<Mbit/s>` both ways; its duration is each flow's.
 """
 from __future__ import annotations
 
@@ -113,6 +114,9 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
     if queue.packets is None:
         raise UsageError(f"{NAME}: the port's buffer must be counted in packets "
                          f"(droptail:packets=N or ecn:k=K,packets=N), not {spec.queue!r}")
+    if "k" in o and o["k"] != queue.mark_threshold:
+        raise UsageError(f"{NAME}: the option k={o['k']!r} disagrees with the queue "
+                         f"{spec.queue!r}")
     return dict(o, rate_mbps=rate)
 
 

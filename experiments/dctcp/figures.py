@@ -169,15 +169,19 @@ def alpha_figure(rows: list[dict[str, Any]], records: dict[str, RunRecord]) -> A
     left.set_title(f"alpha per flow: {_label(main)}, N = {main['flows']}, RTT "
                    f"{main['rtt_ms']} ms", fontsize=10)
     left.legend(fontsize=8)
-    for row in dctcp:
-        if row.get("alpha_mean") is None or row.get("theory_alpha") is None:
+    for study, marker, name in ((COMPARE, "o", "N = 2, RTT 1 ms"),
+                                (FLOWS, "s", "N = 10, 40, RTT 1 ms"),
+                                (K_SWEEP, "^", "K sweep: N = 10, RTT 10 ms")):
+        points = [r for r in dctcp if r["study"] == study and r.get("alpha_mean") is not None
+                  and r.get("theory_alpha") is not None]
+        if not points:
             continue
-        marker = {COMPARE: "o", FLOWS: "s", K_SWEEP: "^"}[row["study"]]
-        right.plot(row["theory_alpha"], row["alpha_mean"], marker=marker, ls="none",
-                   color=scheme_style("dctcp").colour)
-        right.annotate(f"N={row['flows']} K={row['k']} RTT {row['rtt_ms']}",
-                       (row["theory_alpha"], row["alpha_mean"]), fontsize=6,
-                       textcoords="offset points", xytext=(3, 3))
+        right.plot([r["theory_alpha"] for r in points], [r["alpha_mean"] for r in points],
+                   marker=marker, ls="none", color=scheme_style("dctcp").colour, label=name)
+        for i, r in enumerate(points):
+            text = f"K={r['k']}" if study == K_SWEEP else f"N={r['flows']}"
+            right.annotate(text, (r["theory_alpha"], r["alpha_mean"]), fontsize=6,
+                           textcoords="offset points", xytext=(4, 6 if i % 2 else -9))
     right.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="measured = analysis")
     right.axhspan(0.1, 0.7, color="tab:olive", alpha=0.08, label="claimed band 0.1-0.7")
     right.set_xlim(0, 1)

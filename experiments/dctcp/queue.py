@@ -136,7 +136,8 @@ class DctcpQueue(Experiment):
         return RunSpec(experiment=self.name, scheme=scheme, data_trace=rate, ack_trace=rate,
                        delay_ms=rtt_ms // 2, queue=queue, duration_s=duration_s, trial=trial,
                        options=make_params(topology=SHARED_BOTTLENECK.name, flows=flows,
-                                           rtt_ms=rtt_ms, marking=marking, warmup_s=WARMUP_S))
+                                           k=k, rtt_ms=rtt_ms, marking=marking,
+                                           warmup_s=WARMUP_S))
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         specs: list[RunSpec] = []
