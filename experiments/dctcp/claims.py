@@ -16,8 +16,9 @@ The rows are the summary's (experiments/dctcp/queue.py): one per run, with `stud
 """
 from __future__ import annotations
 
-from analysis.claims import (BOTH, FULL, Claim, ColumnMean, EveryGroup, Monotone, NumberCheck,
-                             OneOf, Pair, Slack, Tolerance, where)
+from analysis.claims.checks import EveryGroup, Monotone, NumberCheck, Pair, Slack
+from analysis.claims.measures import ColumnMean
+from analysis.claims.model import BOTH, FULL, Claim, OneOf, Tolerance, where
 from experiments.dctcp.paper import SOURCE_DCTCP, SOURCE_HIFI
 
 K = 20

@@ -32,7 +32,6 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.claims import Claim
 from analysis.coverage import Coverage, missing_notes
 from analysis.summary import write_csv
 from core.results import ExperimentStore
@@ -115,15 +114,13 @@ class DctcpQueue(Experiment):
              "(as Mininet-HiFi reproduced them)")
     quick_note = "Reno and DCTCP at N = 2 only, 20 s each, each run alone"
     options = OPTIONS
+    claims = CLAIMS
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
         # No trace is read: the bottleneck is a fixed-rate port.
         super().__init__(traces or TraceSet([], Path("/nonexistent"), manifest={}), options)
         self.marking = "red" if self.chosen["queue"] == "red" else "emulator"
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     # ------------------------------------------------------------------ the matrix
 

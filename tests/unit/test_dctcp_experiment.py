@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from analysis.claims import FAIL, FULL, NOT_RUN, PASS, QUICK, evaluate_all
+from analysis.claims.model import FAIL, FULL, NOT_RUN, PASS, QUICK, evaluate_all
 from core.errors import UsageError
 from core.runspec import RunSpec
 from experiments.dctcp import model, paper
