@@ -126,7 +126,8 @@ def _system_binds() -> list[str]:
         elif path.is_dir():
             args += ["--ro-bind", str(path), f"/{name}"]
     # The dynamic linker's cache, and nothing else of /etc.
-    return args + ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    return args + ["--perms", "0755", "--dir", "/etc",
+                   "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
 
 
 def _mounted(path: Path) -> bool:

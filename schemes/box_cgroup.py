@@ -6,11 +6,17 @@ the controller, else the v1 hierarchy that mounts it, else none (the box then
 has only its per-user and per-process limits, and its record says so).
 
 - v2 forbids a cgroup that holds processes from handing controllers to
-  children, so the boxes live in `netrepro-boxes/` at the hierarchy's root, with
-  the controllers they need enabled on the way down.
+  children, so a box's cgroup is a child of the hierarchy's root
+  (`<root>/netrepro-box-NN`), with the controllers it needs enabled there.
 - v1 has no such rule: a box is made inside the cgroup its maker already is in
-  (`<own cgroup>/netrepro-boxes/<box>`), so whatever bounds the runner bounds
-  its boxes too.
+  (`<own cgroup>/netrepro-box-NN`), so whatever bounds the runner bounds its
+  boxes too.
+
+No common parent folder holds the boxes: under one, every box would share the
+CPU weight of a single process. Each box is a sibling of the processes (v1) or
+groups (v2) beside it, with the default weight: it competes for the CPU as one
+process did before boxes, and its quota caps it at `cpu_fraction` of a CPU
+however many processes it forks.
 
 A box's cgroup is made before anything runs in it (the box's first process joins
 it before it executes anything: schemes/box.py), so every process it forks is in
@@ -26,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTROLLERS = ("pids", "memory", "cpu")
-PARENT = "netrepro-boxes"
 CPU_PERIOD_US = 100_000
 MOUNTINFO = Path("/proc/self/mountinfo")
 SELF_CGROUP = Path("/proc/self/cgroup")
@@ -45,8 +50,7 @@ class Hierarchy:
 
     def parent(self) -> Path:
         """Where the boxes' cgroups go in this hierarchy."""
-        base = self.mount if self.version == 2 else self.mount / self.own
-        return base / PARENT
+        return self.mount if self.version == 2 else self.mount / self.own
 
 
 @dataclass(frozen=True)
@@ -186,13 +190,9 @@ class BoxCgroup:
     def create(self, limits: CgroupLimits) -> None:
         for h in self.plan.hierarchies():
             mine = [c for c in CONTROLLERS if self.plan.served.get(c) == h]
-            parent = h.parent()
             if h.version == 2:
                 _controllers_on(h.mount, mine)
-            parent.mkdir(exist_ok=True)
-            if h.version == 2:
-                _controllers_on(parent, mine)
-            folder = parent / self.name
+            folder = h.parent() / self.name
             try:
                 folder.mkdir()
             except FileExistsError:
@@ -251,8 +251,12 @@ class BoxCgroup:
                             found[keys[key]] = int(value)
                 except (OSError, ValueError):
                     pass
-            try:
+            try:  # v1
                 found["memory_over_limit"] = int((folder / "memory.failcnt").read_text())
+                for line in (folder / "memory.oom_control").read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        found["oom_kills"] = int(value)
             except (OSError, ValueError):
                 pass
         return found

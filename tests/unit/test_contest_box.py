@@ -101,7 +101,7 @@ def test_cgroup_v1_serves_what_v2_lacks_and_a_box_nests_in_its_makers_cgroup(
         "33 29 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n", line), SELF_V1)
     assert plan.describe() == {"pids": "cgroup v1", "memory": "cgroup v1", "cpu": "cgroup v1"}
     memory = plan.served["memory"]
-    assert memory.parent() == Path("/sys/fs/cgroup/memory/outer/me/netrepro-boxes")
+    assert memory.parent() == Path("/sys/fs/cgroup/memory/outer/me")
     assert plan.served["cpu"].mount == Path("/sys/fs/cgroup/cpu,cpuacct")
 
 
@@ -109,20 +109,15 @@ def test_cgroup_v2_serves_its_controllers_from_a_parent_at_its_root(tmp_path: Pa
     line, root = fake_v2(tmp_path, "cpuset cpu io memory hugetlb pids")
     plan = detect(line, "0::/user.slice/session-1.scope\n")
     assert plan.describe() == {"pids": "cgroup v2", "memory": "cgroup v2", "cpu": "cgroup v2"}
-    parent = root / "netrepro-boxes"
-    assert plan.served["pids"].parent() == parent
-    # A fake tree: the kernel would make the parent's interface files itself.
-    parent.mkdir()
-    (parent / "cgroup.subtree_control").write_text("")
+    assert plan.served["pids"].parent() == root  # a child of the root: no common parent
     BoxCgroup(plan, "netrepro-box-03").create(
         CgroupLimits(processes=64, memory_bytes=1 << 30, cpu_fraction=0.5))
-    folder = parent / "netrepro-box-03"
+    folder = root / "netrepro-box-03"
     assert (folder / "pids.max").read_text() == "64"
     assert (folder / "memory.max").read_text() == str(1 << 30)
     assert (folder / "cpu.max").read_text() == "50000 100000"
-    # Each write hands one controller down (the fake keeps the last one written).
-    for level in (root, parent):
-        assert (level / "cgroup.subtree_control").read_text() == "+cpu"
+    # Each write hands one controller down (the fake file keeps the last one written).
+    assert (root / "cgroup.subtree_control").read_text() == "+cpu"
 
 
 def test_no_cgroup_controller_means_per_user_limits_and_says_so() -> None:
