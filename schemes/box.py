@@ -45,7 +45,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Iterable, Union
 
-from schemes.base import ManagedProcess, MininetHost
+from core.endpoints import MininetHost
+from schemes.base import ManagedProcess
 from schemes.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
 from schemes.box_procs import BoxProcess, kill_all, processes_of, signal_all
 from schemes.box_users import BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease, pool

@@ -83,8 +83,8 @@ def add_parser(sub: Any) -> None:
                         help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
                              "local:N), each built on its worker from the sources shipped with "
                              "it (docs/cluster.md)")
-    board_parser = actions.add_parser("board", help="redraw results/contest/leaderboard.html "
-                                     "and its CSVs")
+    board_parser = actions.add_parser(
+        "board", help="redraw results/contest/leaderboard.html and its CSVs")
     sources = board_parser.add_mutually_exclusive_group()
     sources.add_argument("--publish-sources", action="store_true",
                          help="from now on, link every team's sources from the leaderboard "

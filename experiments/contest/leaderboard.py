@@ -172,7 +172,7 @@ def submission_entries(root: Path, records: list[RunRecord], trace: BoardTrace
         runs = [by_dir[Path(t["run"]).name] for t in trials
                 if t.get("ok") and Path(t.get("run", "")).name in by_dir]
         best = _best(runs)
-        # The sources only when the teacher published them (experiments/contest/published_sources.py).
+        # The sources only when the teacher published them (published_sources.py).
         published = is_published(root)
         links = {"sources": publish(root, team, folder)} if published else {}
         for r in runs:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.published_sources import FOLDER, is_published, publish, set_published
-from app.contest import _new_folder
+from app.commands.contest import _new_folder
+from experiments.contest.published_sources import FOLDER, is_published, publish, set_published
 from schemes import box_users
 from schemes.box import SYSTEM_LINKS, Bind, Box, exit_status
 from schemes.box_cgroup import BoxCgroup, CgroupLimits, detect
