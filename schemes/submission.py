@@ -418,9 +418,17 @@ class SubmissionScheme(GrumpScheme):
         self._stats_problem = "the sender wrote no statistics"
 
     def prepare(self, stack: ExitStack) -> dict[str, Any]:
-        """The box's facts (filled when the sender starts and when its box is closed) go into
-        the run's meta.json."""
+        """The sender's box, made before the network and the trace's clock start (so its
+        making is not inside the run's span); its facts, completed when it is closed, go
+        into the run's meta.json."""
+        self.box = Box.open("run", run_limits(0), self.box_facts)
+        stack.callback(self._close_box)
         return {"box": self.box_facts}
+
+    def _close_box(self) -> None:
+        if self.box is not None:
+            self.box.close()
+            self.box = None
 
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
         """As the box sees them: the binary under /box, the statistics in /work."""
@@ -429,9 +437,11 @@ class SubmissionScheme(GrumpScheme):
                 "--stats", f"{WORK}/{self.sender_label}.json"]
 
     def start_sender(self, ends: Endpoints, duration_s: float) -> None:
+        if self.box is None:
+            raise RuntimeError("the sender's box was not made (prepare() makes it)")
         self.limits = run_limits(duration_s)
+        self.box_facts["limits"] = self.limits.describe()
         self._out_dir = ends.out_dir
-        self.box = Box.open("run", self.limits, self.box_facts)
         self.sender = BoxedProcess(
             self.box, ends.sender, self.sender_args(ends, duration_s), self.limits,
             [Bind(self.sender_bin, f"{RO}/{BINARY}")], ends.out_dir, self.sender_label,
@@ -492,8 +502,7 @@ class SubmissionScheme(GrumpScheme):
             stats = None
         if stats is not None and self._out_dir is not None:
             (self._out_dir / f"{self.sender_label}.json").write_bytes(stats)
-        self.box.close()
-        self.box = None
+        self._close_box()
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.name, "family": "submission", "submission": self.digest,
