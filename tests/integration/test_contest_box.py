@@ -53,8 +53,6 @@ LATENESS_P99_US = 2000
 RUN_DISK_MIB = 128  # schemes/sandbox.py run_limits: the box's writable space
 BATCH_TIMEOUT_S = 600
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="boxes are made as root")
-
 
 @dataclass
 class Env:
@@ -416,3 +414,40 @@ def test_a_udp_flood_at_ten_times_the_link_rate_stays_on_its_own_link(
     counts = [int(n) for n in re.findall(r"udp-flood: (\d+) sent", "\n".join(attacker.attack))]
     assert counts and max(counts) > 0, attacker.attack  # it did flood
     _honest_as_alone(batch, alone)
+
+
+HOLDER = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from schemes.box import Box
+from schemes.sandbox import run_limits
+box = Box.open("run", run_limits(10))
+box.popen(["/bin/sh", "-c", "setsid sleep 300 & sleep 300"], run_limits(10),
+          network_of=os.getpid())
+print(box.user.name, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_box_whose_holder_is_killed_dies_with_it_and_repro_clean_removes_the_rest(
+        env: Env) -> None:
+    holder = subprocess.Popen(["/usr/bin/python3", "-c", HOLDER, str(REPO_ROOT)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    name = holder.stdout.readline().strip()
+    user = next(u for u in pool() if u.name == name)
+    deadline = time.monotonic() + 10
+    while len(processes_of(user.uid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_of(user.uid)) == 3  # the shell, its sleep and its setsid sleep
+    holder.kill()
+    holder.wait()
+    deadline = time.monotonic() + 5
+    while processes_of(user.uid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_of(user.uid) == []  # bwrap died with its holder, and the box with it
+    assert (BOXES_DIR / f"{name}.json").is_file()  # its record, cgroup and tmpfs are left
+    done = subprocess.run([REPRO, "clean"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"box {name}: removed what a dead holder left" in done.stdout, done.stdout
+    _machine_clean(env)
