@@ -182,18 +182,22 @@ class _Record:
         tmp.replace(self.path)
 
 
-def clean_left(user: BoxUser, folder: Path = BOXES_DIR) -> dict[str, Any]:
+def clean_left(user: BoxUser, folder: Path = BOXES_DIR, scan: bool = False) -> dict[str, Any]:
     """Remove what a box of `user` left (its processes, cgroup, tmpfs); the caller holds the
-    user's lease. Returns what was found (empty when nothing)."""
+    user's lease. Returns what was found (empty when nothing). A box writes its record
+    before it starts anything and removes it only once it closed cleanly, so without a
+    record there is nothing to look for, unless `scan`."""
     found: dict[str, Any] = {}
-    killed = kill_all(user.uid)
-    if killed:
-        found["processes_killed"] = [p.describe() for p in killed]
     record_path = folder / f"{user.name}.json"
     try:
         record = json.loads(record_path.read_text())
     except (OSError, ValueError):
         record = {}
+    if not record_path.exists() and not scan:
+        return found
+    killed = kill_all(user.uid)
+    if killed:
+        found["processes_killed"] = [p.describe() for p in killed]
     cgroup = BoxCgroup.left_by([Path(p) for p in record.get("cgroups", []) if Path(p).is_dir()])
     if cgroup.folders:
         cgroup.kill()
@@ -223,7 +227,7 @@ def clean_unheld(folder: Path = BOXES_DIR) -> list[str]:
         if held is None:
             continue  # a live box
         try:
-            found = clean_left(user, folder)
+            found = clean_left(user, folder, scan=True)
             if found:
                 lines.append(f"box {user.name}: removed what a dead holder left: "
                              + json.dumps(found, sort_keys=True))
