@@ -238,12 +238,13 @@ class BoxCgroup:
 
     def events(self) -> dict[str, int]:
         """How often the box ran into its limits (pids: forks refused; memory: allocations
-        over the limit, and v2's OOM kills)."""
+        over the limit, OOM kills; cpu: periods its quota held it back)."""
         found: dict[str, int] = {}
         for folder in self.folders:
             for name, keys in (("pids.events", {"max": "forks_refused"}),
                                ("memory.events", {"max": "memory_over_limit",
-                                                  "oom_kill": "oom_kills"})):
+                                                  "oom_kill": "oom_kills"}),
+                               ("cpu.stat", {"nr_throttled": "cpu_quota_periods_throttled"})):
                 try:
                     for line in (folder / name).read_text().splitlines():
                         key, _, value = line.partition(" ")
