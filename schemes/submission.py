@@ -12,22 +12,21 @@ The header is read before anything is compiled; a class that matches none of
 them is refused naming the declaration that differs. The sources compile
 unchanged: our own `timestamp.hh` (native/grump/student/compat) and an adapter
 (native/grump/student/student_adapter.cc) turn the class into grump-sender's
-controller "student". Compiling and running happen as the sandbox user with
-limits (schemes/sandbox.py). The scheme `submission` (not listed; one parameter,
-the sources' hash) runs a built submission like any contest controller, so the
-run's id includes the hash: changed code is a new run.
+controller "student". The build and each trial's sender run in boxes of their own
+(schemes/box.py), with limits (schemes/sandbox.py). The scheme `submission` (not
+listed; one parameter, the sources' hash) runs a built submission like any contest
+controller, so the run's id includes the hash: changed code is a new run.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 import re
 import shutil
-import tempfile
 import threading
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +35,9 @@ from core.endpoints import Endpoints
 from core.errors import RunInvalid, UsageError
 from core.paths import ProjectPaths
 from schemes.base import SchemeUnavailable, StillRunning
+from schemes.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
 from schemes.grump import GrumpScheme
-from schemes.sandbox import BUILD_LIMITS, Limits, SandboxUser, run_limited, run_limits, signal_name
+from schemes.sandbox import BUILD_LIMITS, Limits, run_limits, signal_name
 from core.settings import Setting
 from schemes.table import SchemeEntry
 
@@ -254,9 +254,14 @@ class Sources:
         return check_api(self.header.decode(errors="replace"))
 
     def write(self, folder: Path) -> None:
+        """The two files, private to their owner (0600 in a 0700 folder)."""
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "controller.hh").write_bytes(self.header)
-        (folder / "controller.cc").write_bytes(self.body)
+        folder.chmod(0o700)
+        for name, data in zip(SOURCE_FILES, (self.header, self.body)):
+            path = folder / name
+            path.touch(mode=0o600)
+            path.chmod(0o600)
+            path.write_bytes(data)
 
 
 # ------------------------------------------------------------------ the build
@@ -276,25 +281,34 @@ class BuildResult:
     log: str  # every command and what it printed, as printed
     reason: str = ""  # one line, when not ok
     binary: Path | None = None
+    box: dict[str, Any] = field(default_factory=dict)  # the build's box, for the record
 
 
-# The libraries and headers of ours a submission links against (copied into the stage,
-# so the sandbox user needs no access to the checkout).
+# The libraries and headers of ours a submission links against, bound read-only into the
+# build's box (it sees nothing else of the checkout).
 _LIBRARIES = (("grump", "libgrump_sender_main.a"), ("grump", "libgrump.a"),
               ("util", "libnetrepro_util.a"))
 _INTERFACE_HEADERS = ("controller.hh", "controller_options.hh", "controller_registry.hh")
 CXX_FLAGS = ("-O2", "-Wall", "-Wextra", "-fdiagnostics-color=never")
 STUDENT_STD = "-std=gnu++17"
+MAX_BINARY_BYTES = 256 << 20
 
 
 def _compiler(paths: ProjectPaths) -> str:
-    """The C++ compiler the native build used (same ABI as its libraries)."""
+    """The C++ compiler the native build used (same ABI as its libraries), links resolved:
+    the box sees /usr, not /etc/alternatives."""
+    found = shutil.which("g++") or "g++"
     cache = paths.build_dir / "CMakeCache.txt"
     if cache.is_file():
         for line in cache.read_text(errors="replace").splitlines():
             if line.startswith("CMAKE_CXX_COMPILER:"):
-                return line.split("=", 1)[1].strip()
-    return shutil.which("g++") or "g++"
+                found = line.split("=", 1)[1].strip()
+                break
+    real = os.path.realpath(found)
+    if not real.startswith("/usr/"):
+        raise SchemeUnavailable(f"the C++ compiler {found} is {real}, outside /usr: a build's "
+                                "box sees only /usr of the machine")
+    return real
 
 
 def build_inputs_missing(paths: ProjectPaths) -> str | None:
@@ -306,80 +320,87 @@ def build_inputs_missing(paths: ProjectPaths) -> str | None:
     return None
 
 
-def build(sources: Sources, api: int, paths: ProjectPaths, user: SandboxUser,
-          limits: Limits = BUILD_LIMITS) -> BuildResult:
-    """Compile and link the submission as `user`; install the binary for the scheme."""
+def _build_binds(paths: ProjectPaths) -> list[Bind]:
     native = paths.root / "native" / "grump"
-    libs = [paths.build_dir / comp / name for comp, name in _LIBRARIES]
+    binds = [Bind(native / "student" / "compat", f"{RO}/compat")]
+    binds += [Bind(native / "student" / name, f"{RO}/netrepro/{name}")
+              for name in ("student_adapter.cc", "compat_clock.cc", "compat_clock.hh")]
+    binds += [Bind(native / name, f"{RO}/netrepro/grump/{name}") for name in _INTERFACE_HEADERS]
+    binds += [Bind(paths.build_dir / comp / name, f"{RO}/lib/{name}") for comp, name in _LIBRARIES]
+    return binds
+
+
+def build(sources: Sources, api: int, paths: ProjectPaths,
+          limits: Limits = BUILD_LIMITS) -> BuildResult:
+    """Compile and link the submission in a box of its own (no network; it sees its sources,
+    our headers and libraries, /usr); install the binary for the scheme."""
     why = build_inputs_missing(paths)
     if why:
         raise SchemeUnavailable(why)
-    stage = Path(tempfile.mkdtemp(prefix="netrepro-build-"))
-    try:
-        src, out = stage / "src", stage / "out"
+    cxx = _compiler(paths)
+    with Box.open("build", limits) as box:
+        src, out = box.work / "src", box.work / "out"
         sources.write(src)
-        shutil.copytree(native / "student" / "compat", stage / "compat")
-        ours = stage / "netrepro"
-        (ours / "grump").mkdir(parents=True)
-        for name in ("student_adapter.cc", "compat_clock.cc", "compat_clock.hh"):
-            shutil.copy2(native / "student" / name, ours / name)
-        for name in _INTERFACE_HEADERS:
-            shutil.copy2(native / name, ours / "grump" / name)
-        (stage / "lib").mkdir()
-        for lib in libs:
-            shutil.copy2(lib, stage / "lib" / lib.name)
         out.mkdir()
-        user.own(stage)
-        cxx = _compiler(paths)
+        for p in (src, out, *src.iterdir()):
+            os.chown(p, box.user.uid, box.user.gid)
         api_flag = f"-DNETREPRO_STUDENT_API={api}"
+        lib = f"{RO}/lib"
         steps = [
             ("compile controller.cc",
-             [cxx, STUDENT_STD, *CXX_FLAGS, "-iquote", ".", "-I", "../compat", "-c",
+             [cxx, STUDENT_STD, *CXX_FLAGS, "-iquote", ".", "-I", f"{RO}/compat", "-c",
               "controller.cc", "-o", "../out/controller.o"]),
             ("compile the adapter",
-             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-iquote", ".", "-I", "../compat",
-              "-c", "../netrepro/student_adapter.cc", "-o", "../out/adapter.o"]),
+             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-iquote", ".", "-I", f"{RO}/compat",
+              "-c", f"{RO}/netrepro/student_adapter.cc", "-o", "../out/adapter.o"]),
             ("compile the clock",
-             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-I", "../compat", "-c",
-              "../netrepro/compat_clock.cc", "-o", "../out/clock.o"]),
+             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-I", f"{RO}/compat", "-c",
+              f"{RO}/netrepro/compat_clock.cc", "-o", "../out/clock.o"]),
             ("link",
              [cxx, "-o", f"../out/{BINARY}", "../out/controller.o", "../out/adapter.o",
-              "../out/clock.o", *(f"../lib/{lib.name}" for lib in libs), "-lpthread"]),
+              "../out/clock.o", *(f"{lib}/{name}" for _, name in _LIBRARIES), "-lpthread"]),
         ]
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(stage), "LC_ALL": "C",
-               "TMPDIR": str(stage)}
+        binds = _build_binds(paths)
         log_lines = []
         for label, command in steps:
             log_lines.append("$ " + " ".join(command))
-            result = run_limited(user.wrap(command, limits), src, limits, env)
+            result = box.run(command, limits, binds, cwd=f"{WORK}/src")
             log_lines.append(result.output.rstrip())
             if result.timed_out:
                 return BuildResult(False, "\n".join(log_lines),
                                    f"{label}: still running after {limits.wall_s:g} s (the "
-                                   "build's time-out)")
+                                   "build's time-out)", box=box.close())
             if result.returncode is not None and result.returncode != 0:
                 why = signal_name(result.returncode)
                 return BuildResult(False, "\n".join(log_lines),
-                                   f"{label} failed" + (f" ({why})" if why else ""))
+                                   f"{label} failed" + (f" ({why})" if why else ""),
+                                   box=box.close())
+        try:
+            binary = box.read_file(f"out/{BINARY}", MAX_BINARY_BYTES)
+        except ValueError as e:
+            return BuildResult(False, "\n".join(log_lines), f"link: {e}", box=box.close())
+        if binary is None:
+            return BuildResult(False, "\n".join(log_lines),
+                               "link: the linker left no program", box=box.close())
         dest = binary_path(paths, sources.digest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         for folder in (builds_dir(paths), dest.parent):
-            folder.chmod(0o755)
+            folder.chmod(0o700)  # root's: only a box that binds a binary sees it
         # A name of its own: two builds of the same sources may finish side by side.
         tmp = dest.with_name(f".{BINARY}-{os.getpid()}-{threading.get_ident()}.tmp")
-        shutil.copyfile(out / BINARY, tmp)  # root-owned: the running code cannot change it
+        tmp.write_bytes(binary)  # root-owned: the running code cannot change it
         tmp.chmod(0o755)
         os.replace(tmp, dest)
-        return BuildResult(True, "\n".join(log_lines), binary=dest)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        return BuildResult(True, "\n".join(log_lines), binary=dest, box=box.close())
 
 
 # ------------------------------------------------------------------ the scheme
 
 
 class SubmissionScheme(GrumpScheme):
-    """A built submission's sender (sandboxed) against our grump-receiver."""
+    """A built submission's sender, in a box of its own, against our grump-receiver."""
+
+    STATS_MAX_BYTES = 1 << 20
 
     def __init__(self, digest: str, paths: ProjectPaths) -> None:
         super().__init__("student", paths)
@@ -390,28 +411,41 @@ class SubmissionScheme(GrumpScheme):
             raise SchemeUnavailable(f"submission {digest} is not built ({binary}): submit it "
                                     "with ./repro contest submit")
         self.sender_bin = binary
-        self.user = SandboxUser.lookup()
-        self.sandbox_dir: Path | None = None
+        self.box: Box | None = None
+        self.box_facts: dict[str, Any] = {}
         self.limits: Limits | None = None
         self._out_dir: Path | None = None
         self._stats_problem = "the sender wrote no statistics"
 
+    def prepare(self, stack: ExitStack) -> dict[str, Any]:
+        """The sender's box, made before the network and the trace's clock start (so its
+        making is not inside the run's span); its facts, completed when it is closed, go
+        into the run's meta.json."""
+        self.box = Box.open("run", run_limits(0), self.box_facts)
+        stack.callback(self._close_box)
+        return {"box": self.box_facts}
+
+    def _close_box(self) -> None:
+        if self.box is not None:
+            self.box.close()
+            self.box = None
+
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
-        self.sandbox_dir = Path(tempfile.mkdtemp(prefix="netrepro-run-"))
-        self.user.own(self.sandbox_dir)
-        self.limits = run_limits(duration_s)
-        self._out_dir = ends.out_dir
-        command = [str(self.sender_bin), "--host", ends.receiver_ip, "--port", str(GRUMP_PORT),
-                   "--controller", "student", "--duration-s", f"{duration_s:g}",
-                   "--stats", str(self.sandbox_dir / f"{self.sender_label}.json")]
-        return self.user.wrap(command, self.limits)
+        """As the box sees them: the binary under /box, the statistics in /work."""
+        return [f"{RO}/{BINARY}", "--host", ends.receiver_ip, "--port", str(GRUMP_PORT),
+                "--controller", "student", "--duration-s", f"{duration_s:g}",
+                "--stats", f"{WORK}/{self.sender_label}.json"]
 
     def start_sender(self, ends: Endpoints, duration_s: float) -> None:
-        # The process record names what runs after prlimit and setpriv exec it, so
-        # `repro clean` recognises a leftover sender by its command line.
-        def record(pid: int, marker: str) -> None:
-            ends.on_process(pid, BINARY)
-        super().start_sender(dataclasses.replace(ends, on_process=record), duration_s)
+        if self.box is None:
+            raise RuntimeError("the sender's box was not made (prepare() makes it)")
+        self.limits = run_limits(duration_s)
+        self.box_facts["limits"] = self.limits.describe()
+        self._out_dir = ends.out_dir
+        self.sender = BoxedProcess(
+            self.box, ends.sender, self.sender_args(ends, duration_s), self.limits,
+            [Bind(self.sender_bin, f"{RO}/{BINARY}")], ends.out_dir, self.sender_label,
+            ends.on_process)
 
     def wait_sender(self, timeout_s: float) -> None:
         assert self.sender is not None
@@ -441,7 +475,7 @@ class SubmissionScheme(GrumpScheme):
         except (OSError, ValueError):
             complete = False  # missing, or left empty (the sender creates it at start)
         if not complete:
-            code = self.sender.proc.returncode
+            code = exit_status(self.sender.proc.returncode)
             if code is not None and code < 0:
                 raise RunInvalid(f"the controller did not finish: the sender was still running "
                                  f"at the end of the trace and was stopped ({signal_name(code)}) "
@@ -452,26 +486,27 @@ class SubmissionScheme(GrumpScheme):
         params = facts["sender"].get("parameters", {})
         facts["window_capped"] = bool(params.get("windows_above_cap"))
         facts["limits"] = self.limits.describe() if self.limits else None
-        facts["sandbox_user"] = self.user.name
+        facts["box_user"] = self.box_facts.get("user")
         return facts
 
     def stop(self) -> None:
-        """Stop both programs; bring the sender's statistics out of its sandbox folder."""
+        """Stop both programs; bring the sender's statistics out of its box; close the box
+        (what outlived the sender is killed and recorded)."""
         super().stop()
-        if self.sandbox_dir is None:
+        if self.box is None:
             return
-        stats = self.sandbox_dir / f"{self.sender_label}.json"
-        if stats.is_file() and not stats.is_symlink() and self._out_dir is not None:
-            if stats.stat().st_size > 1 << 20:
-                self._stats_problem = "the sender's statistics file is over 1 MiB"
-            else:
-                shutil.copyfile(stats, self._out_dir / f"{self.sender_label}.json")
-        shutil.rmtree(self.sandbox_dir, ignore_errors=True)
-        self.sandbox_dir = None
+        try:
+            stats = self.box.read_file(f"{self.sender_label}.json", self.STATS_MAX_BYTES)
+        except ValueError:
+            self._stats_problem = "the sender's statistics file is over 1 MiB"
+            stats = None
+        if stats is not None and self._out_dir is not None:
+            (self._out_dir / f"{self.sender_label}.json").write_bytes(stats)
+        self._close_box()
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.name, "family": "submission", "submission": self.digest,
-                "binary": str(self.sender_bin), "sandbox_user": self.user.name}
+                "binary": str(self.sender_bin), "boxed": True}
 
 
 def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> SubmissionScheme:

@@ -28,7 +28,7 @@ fi
 # Required: the suite cannot run without these.
 required=(mininet iperf3 iputils-ping ethtool iproute2 tcpdump cmake g++ make libgtest-dev
           python3 python3-numpy python3-matplotlib python3-dpkt python3-pytest
-          python3-jinja2 python3-rich)
+          python3-jinja2 python3-rich bubblewrap)
 # Optional: eBPF congestion controls, the PRR controller, Open vSwitch.
 optional=(clang llvm libbpf-dev bpftool python3-os-ken openvswitch-switch)
 # Optional: runs spread over machines (`./repro run --cluster`, `./repro worker`; docs/cluster.md).
@@ -90,12 +90,18 @@ cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF
   -DNETREPRO_TESTS=$tests >/dev/null
 make -C build/native -j"$(nproc)" --no-print-directory
 
-# Submitted contest controllers are compiled and run as this unprivileged system user
-# (schemes/sandbox.py); prlimit and setpriv come with util-linux.
-if ! getent passwd netrepro-student >/dev/null; then
-  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
-    netrepro-student
-fi
+# Each submitted contest controller is built and run in a box of its own (schemes/box.py,
+# bubblewrap), as a user no other box has at the same time: a pool of unprivileged system
+# users, 13 per CPU (the default runs side by side, twice over: a run's box may meet a
+# build's), at least 16 and at most 256.
+box_users=$(( $(nproc) * 13 )); (( box_users < 16 )) && box_users=16
+(( box_users > 256 )) && box_users=256
+for (( i = 0; i < box_users; i++ )); do
+  name=$(printf 'netrepro-box-%02d' "$i")
+  getent passwd "$name" >/dev/null ||
+    useradd --system --user-group --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin "$name"
+done
 
 # The tcp:tcp_probe tracepoint lives in tracefs, which a minimal VM may not mount.
 if [[ ! -d /sys/kernel/tracing/events ]]; then

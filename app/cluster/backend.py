@@ -128,8 +128,8 @@ def unservable(needs: Mapping[str, float],
             parts.append(f"the OpenFlow controller {k[len(CONTROLLER):]} (./setup/install.sh "
                          "there; or plan the run with the other one: --controller)")
         elif k == CONTEST_BUILD:
-            parts.append("contest builds (the sandbox user and our native libraries: "
-                         "./setup/install.sh there, then restart its `repro worker`)")
+            parts.append("contest builds in boxes (bubblewrap, the box users and our native "
+                         "libraries: ./setup/install.sh there, then restart its `repro worker`)")
         else:
             parts.append(k)
     return "no worker can serve this run: none has " + "; ".join(parts)

@@ -188,15 +188,11 @@ def required_traces(traces: TraceSet) -> set[str]:
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
-def check_contest_sandbox() -> list[Check]:
-    """`repro contest submit` builds and runs submitted code as an unprivileged user."""
-    from schemes.sandbox import SandboxUnavailable, SandboxUser
-    try:
-        user = SandboxUser.lookup()
-    except SandboxUnavailable as e:
-        return [Check("contest sandbox", False, str(e), INSTALL, required=False)]
-    return [Check("contest sandbox", True, f"user {user.name} (uid {user.uid}), prlimit, "
-                  "setpriv", required=False)]
+def check_contest_box(paths: ProjectPaths) -> list[Check]:
+    """`repro contest submit` builds and runs submitted code in boxes: one is made and probed."""
+    from schemes.box_check import box_probe
+    probe = box_probe(paths)
+    return [Check("contest box", probe.ok, probe.detail, INSTALL, required=False)]
 
 
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
@@ -204,7 +200,7 @@ def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_congestion_controls(paths),
         lambda: check_experiment_kernels(paths, traces), check_ovs,
-        lambda: check_traces(traces, required_traces(traces)), check_contest_sandbox,
+        lambda: check_traces(traces, required_traces(traces)), lambda: check_contest_box(paths),
     ]
     failed = 0
     for group in groups:

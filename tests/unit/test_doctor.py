@@ -55,6 +55,7 @@ def test_exit_status_follows_required_checks(monkeypatch: pytest.MonkeyPatch, ca
     monkeypatch.setattr(doctor, "check_experiment_kernels", lambda paths, traces: [])
     monkeypatch.setattr(doctor, "check_traces", lambda traces, names: [])
     monkeypatch.setattr(doctor, "required_traces", lambda traces: set())
+    monkeypatch.setattr(doctor, "check_contest_box", lambda paths: [])
     assert doctor.run_doctor(None, None) == 0  # type: ignore[arg-type]
     monkeypatch.setattr(doctor, "check_native", lambda paths: [failing, optional])
     assert doctor.run_doctor(None, None) == 1  # type: ignore[arg-type]
