@@ -72,7 +72,7 @@ class ManagedProcess:
     def __init__(self, host: MininetHost, args: list[str], out_dir: Path, label: str,
                  on_process: Callable[[int, str], None],
                  popen: Callable[..., subprocess.Popen[bytes]] | None = None) -> None:
-        """`popen` starts it (the host's, unless given: a box's, schemes/box.py)."""
+        """`popen` starts it (the host's, unless given: a box's, schemes/submission/box.py)."""
         self.label = label
         self.args = args
         self.stdout_path = out_dir / f"{label}.stdout"

@@ -90,7 +90,7 @@ cmake -S native -B build/native -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETREPRO_BPF
   -DNETREPRO_TESTS=$tests >/dev/null
 make -C build/native -j"$(nproc)" --no-print-directory
 
-# Each submitted contest controller is built and run in a box of its own (schemes/box.py,
+# Each submitted contest controller is built and run in a box of its own (schemes/submission/box.py,
 # bubblewrap), as a user no other box has at the same time: a pool of unprivileged system
 # users, 13 per CPU (the default runs side by side, twice over: a run's box may meet a
 # build's), at least 16 and at most 256.

@@ -25,9 +25,11 @@ from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 from core.results import read_json, write_json
 from schemes.base import SchemeUnavailable
-from schemes.box_check import box_probe
-from schemes.submission import (BuildResult, Sources, SubmissionRefused, binary_path, build,
-                                build_inputs_missing, builds_dir)
+from schemes.submission.api import SubmissionRefused
+from schemes.submission.box_check import box_probe
+from schemes.submission.build import (BuildResult, binary_path, build, build_inputs_missing,
+                                      builds_dir)
+from schemes.submission.sources import Sources
 
 BUILD_RECORD = "build.json"
 MESSAGE_CHARS = 4000  # of the compiler's output, in a failed trial's reason

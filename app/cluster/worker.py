@@ -7,7 +7,7 @@ congestion control it can provide. A run asks for one `runs` and for each of
 the others it needs, so the scheduler never gives it to a worker that would run
 it on different code, traces or congestion controls. A worker that can build
 contest submissions (a box can be made and isolates, our libraries built: a probe
-box is made at start-up, schemes/box_check.py) reports `contest-build`;
+box is made at start-up, schemes/submission/box_check.py) reports `contest-build`;
 a trial of `contest submit --cluster` carries the submission's sources and
 their hash and is built there first (app/cluster/submission.py). A worker with
 Open vSwitch running reports `openflow-switch`, and `controller:pox` or

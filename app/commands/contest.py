@@ -4,8 +4,8 @@
                          [--trials N] [--json] [--force] [--cluster tcp://HOST:8786|local:N]
     repro contest board [--publish-sources | --withdraw-sources]
 
-A submission is checked (schemes/submission.py: two files, one of the three API
-generations), built in a box of its own (schemes/box.py), run N times (3 by default, as the
+A submission is checked (schemes/submission/: two files, one of the three API
+generations), built in a box of its own, run N times (3 by default, as the
 contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
@@ -39,9 +39,11 @@ from core.results import ExperimentStore, read_json, write_json
 from core.settings import Setting
 from core.traces import TraceError, TraceSet
 from experiments.contest.board import TRACE_ROLES, board_traces, contest_spec
-from schemes.box import box_unavailable
-from schemes.box_users import BoxUnavailable
-from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_path, build)
+from schemes.submission.box import box_unavailable
+from schemes.submission.box_users import BoxUnavailable
+from schemes.submission.api import GENERATIONS, SubmissionRefused
+from schemes.submission.build import binary_path, build
+from schemes.submission.sources import Sources
 
 EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")

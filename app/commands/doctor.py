@@ -190,7 +190,7 @@ def required_traces(traces: TraceSet) -> set[str]:
 
 def check_contest_box(paths: ProjectPaths) -> list[Check]:
     """`repro contest submit` builds and runs submitted code in boxes: one is made and probed."""
-    from schemes.box_check import box_probe
+    from schemes.submission.box_check import box_probe
     probe = box_probe(paths)
     return [Check("contest box", probe.ok, probe.detail, INSTALL, required=False)]
 

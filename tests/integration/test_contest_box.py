@@ -37,9 +37,9 @@ import pytest
 
 from core.paths import REPO_ROOT, ProjectPaths
 from core.traces import TraceSet, load_trace
-from schemes.box_cgroup import detect
-from schemes.box_procs import processes_of
-from schemes.box_users import BOXES_DIR, pool
+from schemes.submission.box_cgroup import detect
+from schemes.submission.box_procs import processes_of
+from schemes.submission.box_users import BOXES_DIR, pool
 
 REPRO = str(REPO_ROOT / "repro")
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "contest"
@@ -50,7 +50,7 @@ TRACE = "Tiny20"
 CUT_MS = 20_000
 NOISE_FACTOR, NOISE_FLOOR = 3.0, 0.05
 LATENESS_P99_US = 2000
-RUN_DISK_MIB = 128  # schemes/sandbox.py run_limits: the box's writable space
+RUN_DISK_MIB = 128  # schemes/submission/limits.py run_limits: the box's writable space
 BATCH_TIMEOUT_S = 600
 
 
@@ -420,8 +420,8 @@ def test_a_udp_flood_at_ten_times_the_link_rate_stays_on_its_own_link(
 HOLDER = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from schemes.box import Box
-from schemes.sandbox import run_limits
+from schemes.submission.box import Box
+from schemes.submission.limits import run_limits
 box = Box.open("run", run_limits(10))
 box.popen(["/bin/sh", "-c", "setsid sleep 300 & sleep 300"], run_limits(10),
           network_of=os.getpid())

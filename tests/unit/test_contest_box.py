@@ -12,13 +12,13 @@ import pytest
 
 from app.commands.contest import _new_folder
 from experiments.contest.published_sources import FOLDER, is_published, publish, set_published
-from schemes import box_users
-from schemes.box import SYSTEM_LINKS, Bind, Box, exit_status
-from schemes.box_cgroup import BoxCgroup, CgroupLimits, detect
-from schemes.box_procs import processes_of
-from schemes.box_users import BoxUnavailable, BoxUser, Lease, lease
-from schemes.sandbox import Limits
-from schemes.submission import Sources
+from schemes.submission import box_users
+from schemes.submission.box import SYSTEM_LINKS, Bind, Box, exit_status
+from schemes.submission.box_cgroup import BoxCgroup, CgroupLimits, detect
+from schemes.submission.box_procs import processes_of
+from schemes.submission.box_users import BoxUnavailable, BoxUser, Lease, lease
+from schemes.submission.limits import Limits
+from schemes.submission.sources import Sources
 
 LIMITS = Limits(cpu_s=10, memory_bytes=1 << 30, file_bytes=1 << 20, processes=8, wall_s=20,
                 disk_bytes=64 << 20)
@@ -166,7 +166,7 @@ def test_two_boxes_at_once_never_share_a_user_and_a_full_pool_fails_in_time(
     # Another process sees both held (flock is per open file, so a child tries).
     code = subprocess.run(
         ["/usr/bin/python3", "-c", "import sys, pathlib; sys.path.insert(0, sys.argv[1]);"
-         "from schemes.box_users import lease, BoxUser, BoxUnavailable\n"
+         "from schemes.submission.box_users import lease, BoxUser, BoxUnavailable\n"
          "pool = [BoxUser('netrepro-box-00', 900, 900), BoxUser('netrepro-box-01', 901, 901)]\n"
          "try:\n lease(0.3, pathlib.Path(sys.argv[2]), pool)\nexcept BoxUnavailable as e:\n"
          " print(e); sys.exit(7)", str(Path(__file__).resolve().parents[2]), str(tmp_path)],

@@ -32,8 +32,9 @@ from core.runspec import RunSpec
 from core.traces import ManifestEntry, TraceSet
 from core.worker_resources import CODE, CONTEST_BUILD, RUNS, trace_resource
 from experiments.contest.board import contest_spec
-from schemes.box_users import BoxUnavailable
-from schemes.submission import BINARY, BuildResult, Sources, binary_path
+from schemes.submission.box_users import BoxUnavailable
+from schemes.submission.build import BINARY, BuildResult, binary_path
+from schemes.submission.sources import Sources
 from tests.unit.fake_runs import trace_set, write_trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "contest"

@@ -2,7 +2,7 @@
 
 The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
 
-- a user of its own (schemes/box_users.py): a uid no other box that exists at
+- a user of its own (schemes/submission/box_users.py): a uid no other box that exists at
   the same time has; `setpriv` drops to it with no groups, capabilities or way
   to gain privileges, after `prlimit` set the per-process limits;
 - its own PID namespace: kill(-1) reaches only the box, and when its first
@@ -17,7 +17,7 @@ The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
 - its network: a build has none (`--unshare-net`: only a loopback that is
   down); a trial's sender is in the run's Mininet sender host and nothing else
   (`nsenter --net` into it, so the box's mounts need not follow Mininet's);
-- its cgroup (schemes/box_cgroup.py) where the machine has one, made before
+- its cgroup (schemes/submission/box_cgroup.py) where the machine has one, made before
   anything runs in it: bwrap waits (`--block-fd`) until its first process has
   been moved in;
 - writable space in memory: /work and /tmp are two folders of one tmpfs of the
@@ -47,10 +47,11 @@ from typing import IO, Any, Iterable, Union
 
 from core.endpoints import MininetHost
 from schemes.base import ManagedProcess
-from schemes.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
-from schemes.box_procs import BoxProcess, kill_all, processes_of, signal_all
-from schemes.box_users import BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease, pool
-from schemes.sandbox import Limits
+from schemes.submission.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
+from schemes.submission.box_procs import BoxProcess, kill_all, processes_of, signal_all
+from schemes.submission.box_users import (BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease,
+                                          pool)
+from schemes.submission.limits import Limits
 
 log = logging.getLogger(__name__)
 

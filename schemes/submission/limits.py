@@ -1,10 +1,10 @@
 """The limits untrusted code (a submitted controller) is built and run under.
 
-Each build and each trial's sender runs in a box of its own (schemes/box.py):
+Each build and each trial's sender runs in a box of its own (schemes/submission/box.py):
 a user of its own, its own PID, mount, IPC and UTS namespaces, and these
 limits. The per-process ones are rlimits (`prlimit`): CPU seconds, address
 space, the size of one file, the user's processes, no core dumps. The box's
-own (its cgroup where the machine has one: schemes/box_cgroup.py): every
+own (its cgroup where the machine has one: schemes/submission/box_cgroup.py): every
 process of the box together within `processes` and `memory_bytes` plus its
 writable space, and at most `cpu_fraction` of one CPU. Its writable folders
 (/work and /tmp) share `disk_bytes` of memory (a tmpfs): nothing it writes

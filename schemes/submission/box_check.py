@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass
 
 from core.paths import ProjectPaths
-from schemes.box import Box, box_unavailable, bwrap_version
-from schemes.box_cgroup import detect
-from schemes.box_users import BoxUnavailable, pool
-from schemes.sandbox import Limits
+from schemes.submission.box import Box, box_unavailable, bwrap_version
+from schemes.submission.box_cgroup import detect
+from schemes.submission.box_users import BoxUnavailable, pool
+from schemes.submission.limits import Limits
 
 PROBE_LIMITS = Limits(cpu_s=10, memory_bytes=256 << 20, file_bytes=1 << 20, processes=16,
                       wall_s=20, disk_bytes=1 << 20)

@@ -19,7 +19,7 @@ process did before boxes, and its quota caps it at `cpu_fraction` of a CPU
 however many processes it forks.
 
 A box's cgroup is made before anything runs in it (the box's first process joins
-it before it executes anything: schemes/box.py), so every process it forks is in
+it before it executes anything: schemes/submission/box.py), so every process it forks is in
 it. At the end its processes are killed and it is removed.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The processes of one uid, found by scanning /proc, and ended.
 
-A box's uid is its own (schemes/box_users.py), so every process whose real,
+A box's uid is its own (schemes/submission/box_users.py), so every process whose real,
 effective, saved or file-system uid is the box's belongs to the box, whatever
 namespace or session it moved to.
 """
