@@ -46,6 +46,7 @@ from controllers.launcher import ControllerChoice, ControllerProcess, choose_con
 from controllers.plan_logic import ControllerConfig
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
+from topologies.network_start import GuardedOVSSwitch, NetworkStartError, start_deadline
 from topologies.offloads import disable_offloads
 from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import TraceLink
@@ -62,6 +63,9 @@ INITIAL_CWND = 10
 SYSCTLS = {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_no_metrics_save": "1",
            "net.ipv4.tcp_early_retrans": "0"}
 OVS_MODULE = Path("/sys/module/openvswitch")
+# Hosts, switch, link, the controller up and the switch connected to it (its own deadline,
+# ready_timeout_s, is within this); a node's shell that dies fails it at once.
+NETWORK_START_TIMEOUT_S = 90.0
 
 
 class OvsUnavailable(RuntimeError):
@@ -131,7 +135,8 @@ class PrrPath(HostPair):
         setLogLevel("warning")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self._build()
+            with start_deadline(NETWORK_START_TIMEOUT_S, f"the PRR network of {self.prefix}"):
+                self._build()
         except BaseException:
             self._teardown()
             raise
@@ -150,9 +155,9 @@ class PrrPath(HostPair):
         # when a base class is: a plain Node made first in this process (a trace path's
         # middle node) leaves OVSSwitch without its OVSVersion. Set it up here, after
         # check_ovs() has made sure ovs-vsctl answers.
-        if not hasattr(OVSSwitch, "OVSVersion"):
-            OVSSwitch.setup()
-        self.switch = self.net.addSwitch(self.bridge, cls=OVSSwitch, failMode="secure",
+        if not hasattr(GuardedOVSSwitch, "OVSVersion"):
+            GuardedOVSSwitch.setup()
+        self.switch = self.net.addSwitch(self.bridge, cls=GuardedOVSSwitch, failMode="secure",
                                          datapath=self.datapath, protocols="OpenFlow10",
                                          dpid=dpid)
         self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
@@ -245,11 +250,15 @@ class PrrPath(HostPair):
     def _stop_between(self) -> None:
         # After the link, before the hosts: the switch takes its ends of the sender's link
         # with it; the hosts' go with them.
-        if self.switch is not None:
-            self.switch.stop()
+        try:
+            if self.switch is not None:
+                self.switch.stop()
+        except NetworkStartError as e:  # its shell died: the controller still goes
+            log.warning("teardown: %s", e)
+        finally:
             self.switch = None
-        if self.controller is not None:
-            self.controller.stop()
+            if self.controller is not None:
+                self.controller.stop()
 
 
 def _read_sysctls(host: Host) -> dict[str, str]:
