@@ -190,7 +190,7 @@ def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     from app.namespace_checks import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
-        lambda: check_namespaces(paths.root),
+        lambda: check_namespaces(paths),
         lambda: check_congestion_controls(paths), check_ovs,
         lambda: check_traces(traces, required_traces(traces)), check_contest_sandbox,
     ]

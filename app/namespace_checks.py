@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from app.doctor import Check
+from core.paths import ProjectPaths
 
 TIMEOUT_S = 10.0
 MOUNTINFO = Path("/proc/self/mountinfo")
@@ -44,7 +45,8 @@ def diagnose_refusal(output: str, root_mounted: bool | None) -> tuple[str, str]:
     return "network and mount namespaces are refused", FIX_REFUSED
 
 
-def check_namespaces(checkout: Path) -> list[Check]:
+def check_namespaces(paths: ProjectPaths) -> list[Check]:
+    checkout = paths.root
     if os.geteuid() != 0:
         return [Check("Mininet hosts (mnexec)", False, "not checked: needs root",
                       "run ./repro doctor as root")]

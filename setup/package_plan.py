@@ -358,8 +358,10 @@ def report(plan: Plan, *, live: bool) -> str:
              f"facts: {f.source}",
              f"python3: {python}; kernel: {f.kernel}; components: "
              f"{' '.join(sorted(f.components)) if f.components is not None else 'unknown'}"]
-    lines.append(f"packages ({len(plan.packages)}): {' '.join(plan.names())}")
-    todo = plan.missing() if live else plan.packages
+    todo = plan.packages
+    if live:  # what is installed already is known here
+        lines.append(f"packages ({len(plan.packages)}): {' '.join(plan.names())}")
+        todo = plan.missing()
     lines.append(f"would install ({len(todo)}): " + (" ".join(w.name for w in todo)
                                                      or "nothing, all present"))
     lines += [f"note: {n}" for n in plan.notes]

@@ -52,7 +52,7 @@ def test_a_run_whose_mnexec_refuses_fails_fast_naming_it(tmp_path: Path, fixed_t
 
 
 def test_a_pass_whose_mnexec_refuses_goes_on_and_ends(tmp_path: Path,
-                                                     refusing_path: str) -> None:
+                                                      refusing_path: str) -> None:
     env = dict(os.environ, PATH=refusing_path, NETREPRO_RESULTS=str(tmp_path / "results"))
     start = time.monotonic()
     r = subprocess.run([REPRO, "run", "contest-warmup-a", "--quick", "--jobs", "3"],
