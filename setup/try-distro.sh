@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Try netrepro on a fresh Debian release, as a new user would, on this machine's kernel.
-#   setup/try-distro.sh RELEASE [--check] [--rebuild] [--timeout MIN] [-- COMMAND]
+#   setup/try-distro.sh RELEASE [--check] [--rebuild] [--resume] [--timeout MIN] [-- COMMAND]
 #   RELEASE      bookworm (Debian 12) or trixie (Debian 13)
 #   COMMAND      run by bash in the tree's clean clone of this checkout (default:
 #                ./setup/install.sh --programs-only && ./repro doctor)
-#   --check      instead of COMMAND: setup, doctor, the unit tests, the quick passes of
-#                contest-warmup-a and prr-fig2, then verify (what CI runs; each step timed)
+#   --check      instead of COMMAND: setup, doctor, the unit tests, the release's flake8 and
+#                mypy, the quick passes of contest-warmup-a and prr-fig2, then verify (what CI
+#                runs; each step timed)
 #   --rebuild    build the release's tree anew instead of using the cached one
 #   --resume     run COMMAND in the previous try's tree as it was left (setup done, results
 #                kept) instead of a fresh one with a fresh clone
@@ -70,7 +71,7 @@ fi
 cd "$(dirname "$0")/.."
 checkout=$(pwd)
 
-usage() { sed -n '2,13p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,14p' "$0"; exit "${1:-0}"; }
 say() { echo "try-distro: $*"; }
 die() { echo "try-distro: $*" >&2; exit 1; }
 
@@ -104,6 +105,8 @@ if [[ $check == yes ]]; then
   step 30m setup ./setup/install.sh --programs-only &&
   step 2m doctor ./repro doctor &&
   step 15m "unit tests" /usr/bin/python3 -m pytest -q -p no:cacheprovider -m "not integration" tests &&
+  step 10m "lint and types (the release'"'"'s flake8 and mypy)" sh -c "apt-get install -y -q \
+    --no-install-recommends flake8 mypy python3-selenium >/dev/null && flake8 && mypy" &&
   step 20m "contest-warmup-a --quick" ./repro run contest-warmup-a --quick &&
   step 20m "prr-fig2 --quick" ./repro run prr-fig2 --quick &&
   { step 5m verify ./repro verify; true; }'
