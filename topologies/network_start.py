@@ -149,7 +149,7 @@ class GuardedShell:
                 shell.kill()
         try:
             self.cleanup()
-        except OSError as e:
+        except Exception as e:  # a start cut short may have left Mininet's pty half made
             log.debug("%s: closing a failed shell: %s", self.name, e)
 
 

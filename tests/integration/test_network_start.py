@@ -17,7 +17,7 @@ from mininet.net import Mininet
 
 from core.paths import REPO_ROOT
 from topologies.network_start import (GuardedHost, NetworkStartError, ShellExited,
-                                      start_deadline)
+                                      entering_hint, start_deadline)
 
 REPRO = str(REPO_ROOT / "repro")
 REFUSAL = "mnexec: refused by this test (namespaces not allowed)"
@@ -104,3 +104,11 @@ def test_a_set_up_past_its_deadline_fails_naming_it() -> None:
         with start_deadline(0.5, "the test network"):
             time.sleep(10)
     assert time.monotonic() - start < 3
+
+
+def test_a_path_missing_in_a_host_but_present_here_is_explained(tmp_path: Path) -> None:
+    said = f"{tmp_path}: No such file or directory"
+    assert "not for a program started in a Mininet host" in entering_hint(said)
+    assert "chroot" in entering_hint(said)
+    assert entering_hint(f"{tmp_path}/absent: No such file or directory") == ""
+    assert entering_hint("Operation not permitted") == ""
