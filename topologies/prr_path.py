@@ -33,6 +33,7 @@ import json
 import logging
 import re
 import subprocess
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ OVS_MODULE = Path("/sys/module/openvswitch")
 # Hosts, switch, link, the controller up and the switch connected to it (its own deadline,
 # ready_timeout_s, is within this); a node's shell that dies fails it at once.
 NETWORK_START_TIMEOUT_S = 90.0
+PORT_TIMEOUT_S = 10.0  # for Open vSwitch to number a port it was given
 
 
 class OvsUnavailable(RuntimeError):
@@ -215,10 +217,19 @@ class PrrPath(HostPair):
         for port, intf in self.switch.intfs.items():
             if port == 0:
                 continue
-            got = self.switch.cmd("ovs-vsctl", "get", "Interface", str(intf), "ofport").strip()
+            # ovs-vswitchd assigns the number after ovs-vsctl returns: '[]' until it has (a
+            # busy machine's userspace datapath took seconds); -1 means it refused the port.
+            deadline = time.monotonic() + PORT_TIMEOUT_S
+            while True:
+                got = self.switch.cmd("ovs-vsctl", "get", "Interface", str(intf),
+                                      "ofport").strip()
+                if got != "[]" or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             if got != str(port):
-                raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}, "
-                                     f"expected {port}")
+                waited = f" after {PORT_TIMEOUT_S:g} s" if got == "[]" else ""
+                raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}"
+                                     f"{waited}, expected {port}")
 
     def check_alive(self) -> None:
         """Raise ControllerError or EmulatorFailed if a piece of the path died."""
