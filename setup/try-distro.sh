@@ -71,7 +71,7 @@ fi
 cd "$(dirname "$0")/.."
 checkout=$(pwd)
 
-usage() { sed -n '2,14p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,13p' "$0"; exit "${1:-0}"; }
 say() { echo "try-distro: $*"; }
 die() { echo "try-distro: $*" >&2; exit 1; }
 
@@ -238,7 +238,7 @@ else
   assert_unmounted "$run"
   # The previous try's tree is removed while this one starts (waited for at the end).
   [[ ! -d $run ]] || mv "$run" "$cache/old-run.$$"
-  rm -rf "$cache"/old-run.* &
+  rm -rf "$cache"/old-run.* 9>&- &
   remover=$!
   mkdir -p "$run/upper/root" "$run/work" "$run/merged"
   chmod 700 "$run/upper/root"
@@ -281,9 +281,10 @@ sweep() {
   kill -KILL $pids 2>/dev/null || true
 }
 enter() {  # deadline, command
+  # Not holding the lock (fd 9): a daemon the tree leaves must not keep the next try out.
   timeout --kill-after=30 "$1" unshare --mount --propagation private -- \
     "$checkout/setup/try-distro.sh" --inside "$run/merged" "$tree" "$run/upper" "$run/work" \
-    "$cache/apt-archives" "$root_id_file" "$2"
+    "$cache/apt-archives" "$root_id_file" "$2" 9>&-
 }
 trap 'sweep' EXIT
 
