@@ -289,7 +289,12 @@ enter() {  # deadline, command
 trap 'sweep' EXIT
 
 say "entering the $release tree as the root of a private mount namespace"
-say "command: $command"
+if [[ $check == yes ]]; then
+  say "the checks: setup, doctor, unit tests, flake8 and mypy, quick contest-warmup-a and" \
+      "prr-fig2, verify"
+else
+  say "command: $command"
+fi
 t_cmd=$SECONDS
 set +e
 enter "${timeout_min}m" "$command" 2>&1 | tee "$cache/last-run.log"
