@@ -196,9 +196,10 @@ def check_contest_box(paths: ProjectPaths) -> list[Check]:
 
 
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
+    from app.namespace_checks import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
-        lambda: check_congestion_controls(paths),
+        lambda: check_namespaces(paths), lambda: check_congestion_controls(paths),
         lambda: check_experiment_kernels(paths, traces), check_ovs,
         lambda: check_traces(traces, required_traces(traces)), lambda: check_contest_box(paths),
     ]
