@@ -142,7 +142,7 @@ def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
 
 def check_experiment_kernels(paths: ProjectPaths, traces: TraceSet) -> list[Check]:
     """Per experiment: which of its TCP variants and recoveries this kernel can serve."""
-    from app.kernel_capabilities import experiment_capabilities
+    from app.commands.doctor_kernel import experiment_capabilities
     from experiments.registry import all_experiments
     from kernel.congestion_control import CongestionControlResolver
     resolver = CongestionControlResolver.for_project(paths)
@@ -196,7 +196,7 @@ def check_contest_box(paths: ProjectPaths) -> list[Check]:
 
 
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
-    from app.namespace_checks import check_namespaces
+    from app.commands.doctor_namespaces import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_namespaces(paths), lambda: check_congestion_controls(paths),

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from app.commands import doctor
-from app import namespace_checks
+from app.commands import doctor_namespaces as namespace_checks
 
 
 def _fake_run(returncode: int, stdout: str = "", stderr: str = ""):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.kernel_capabilities import Capability, experiment_capabilities, kernel_needs
+from app.commands.doctor_kernel import Capability, experiment_capabilities, kernel_needs
 from core.runspec import RunSpec, make_params
 from kernel.congestion_control import RECOVERY_VARIANTS, CongestionControlResolver
 from tests.unit.test_congestion_control import BTF_FIXTURES, FakeMachine, FakeSystem

@@ -1,7 +1,7 @@
 """The doctor tells a chroot from a refused namespace, and gives the fix for each."""
 from __future__ import annotations
 
-from app import namespace_checks as nc
+from app.commands import doctor_namespaces as nc
 
 # /proc/self/mountinfo as a process sees it on a machine, and inside a plain chroot whose
 # root is a folder of the machine's root file system (nothing is mounted at its /).
