@@ -224,7 +224,11 @@ class TraceSet:
             found = self._find(text)
             if found is not None:
                 path = found
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except OSError as e:  # a folder this user may not enter, say
+            raise TraceMissing(f"trace {text!r}: cannot be read: {e.strerror}") from None
+        if not is_file:
             raise TraceMissing(
                 f"trace {text!r} is neither a known trace name nor an existing file (looked "
                 f"in {', '.join(str(p) for p in self.places())}); known names: "

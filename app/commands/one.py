@@ -45,6 +45,7 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.validation import check_spec
     from core.results import ExperimentStore
     from runkinds.registry import kind_of
+    require_root()
     traces = traces_of(args, paths)
     spec = RunSpec(experiment="one", scheme=args.scheme, data_trace=args.data_trace,
                    ack_trace=args.ack_trace, delay_ms=args.delay_ms, queue=args.queue,
@@ -56,7 +57,6 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     # the traces or fixed rates and the span.
     check_spec(spec)
     kind_of(spec).check(spec, traces)
-    require_root()
     store = ExperimentStore(Path(args.out) if args.out else paths.results_dir / "one")
     outcome = execute(spec, store, paths, traces)
     result: dict[str, Any] = {"ok": outcome.ok, "run_dir": str(outcome.path),

@@ -76,11 +76,11 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.runner import MatrixRunner, print_summary
     from core.results import experiment_store
     from experiments.registry import all_experiments
+    require_root()
     traces = traces_of(args, paths)
     # Every choice the machine makes (--controller auto...) decided once, planned from,
-    # recorded; a bad option or name is refused here, before root is asked for.
+    # recorded.
     experiments = [pinned(exp) for exp in chosen_experiments(args, traces)]
-    require_root()
     plan = [(exp, exp.matrix(quick=args.quick, trials=args.trials)) for exp in experiments]
     jobs = jobs_of(args, paths)
     backend = _cluster(args, paths, traces, jobs)  # None without --cluster

@@ -163,7 +163,7 @@ class DctcpQueue(Experiment):
         rows = self.claim_rows(cov)
         order = {COMPARE: 0, FLOWS: 1, K_SWEEP: 2}
         rows.sort(key=lambda r: (order[r["study"]], r["scheme"] != "reno", r["scheme"],
-                                 r["flows"], r["k"] or 0, r["trial"]))
+                                 r["flows"], r.get("k") or 0, r["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS),
                  self.write_missing(cov, out_dir)]
         notes = missing_notes(cov.cells, lambda s: f"{s.scheme} N={s.option('flows')} "

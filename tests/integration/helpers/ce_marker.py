@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from kernel.bpffs import mount_private_bpffs
 from core.paths import REPO_ROOT
 from topologies.trace_path import TracePath
 
@@ -86,6 +87,7 @@ def marking_paths(monkeypatch: pytest.MonkeyPatch, obj: Path, k: int) -> Iterato
         def __enter__(self) -> "MarkedPath":
             super().__enter__()
             dev = self.sender.defaultIntf().name
+            mount_private_bpffs(self.sender)
             _cmd(self.sender, ["tc", "qdisc", "add", "dev", dev, "clsact"])
             _cmd(self.sender, ["tc", "filter", "add", "dev", dev, "egress", "bpf",
                                "direct-action", "obj", str(obj), "sec", "tc"])
