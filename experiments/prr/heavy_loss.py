@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.claims import BOTH, Claim, EveryGroup, Pair, where
 from analysis.coverage import Coverage
 from analysis.summary import write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet
 from experiments.base import Experiment
+from experiments.prr.claims import HEAVY_LOSS_CLAIMS
 from experiments.prr.fig2 import (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS, OPTIONS as FIG2_OPTIONS,
                                   resolve_controller)
 from experiments.prr.heavy_loss_plot import plot_model_vs_measured, plot_variants
@@ -103,51 +103,12 @@ VARIANT_COLUMNS = [
     "linux3_transfer_ms", "linux3_cwnd_exit", "label"]
 
 
-OURS = "netrepro's own check (prr-heavy-loss)"
-CELL = ("variant", "recovery")
-# Declared after the first batch of this experiment was seen (each reason says so): they are
-# what it found, kept as checks so a later kernel, path or model that changes it says so.
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        id="model-predicts-exit-cwnd", source=OURS, mode=BOTH,
-        text="The transfer model of this kernel predicts its cwnd at the end of recovery "
-             "under heavy loss, in every variant, for rate halving and PRR",
-        paper="(our check: the model, written from the kernels' sources, against the kernel)",
-        check=EveryGroup("cwnd_exit", "~", "model_cwnd_exit", CELL,
-                         where=where(drops_as_planned=True), slack=1),
-        reason="declared after the first batch; medians of the trials; one segment for one "
-               "segment more or less in flight "
-               "than the model has (the controller, which the model leaves out, can release "
-               "the first round trip's ACKs together: one limited-transmit segment fewer)"),
-    Claim(
-        id="held-window-collapses", source=OURS, mode=BOTH,
-        text="With the receiver's window held at 10 segments rate halving's cwnd falls to 1 "
-             "under heavy loss",
-        paper="cwnd collapses to 1 under heavy loss (prr-fig2's rate-halving-collapses-heavy)",
-        check=EveryGroup("cwnd_min_recovery", "<=", 1.0, CELL,
-                         where=where(drops_as_planned=True, variant="rwnd-10",
-                                     recovery="rate-halving")),
-        reason="declared after the first batch; the collapse itself: nothing in flight when "
-               "RACK marks the window, so cwnd = pipe + 1 = 1; no slack"),
-    Claim(
-        id="held-window-prr-halves", source=OURS, mode=BOTH,
-        text="With the receiver's window held at 10 segments PRR's transfer takes about half "
-             "rate halving's under heavy loss",
-        paper="roughly halves (prr-fig2's prr-halves-heavy)",
-        check=EveryGroup("transfer_time_s", "<=", "transfer_time_s", ("variant",),
-                         where=where(drops_as_planned=True, variant="rwnd-10"),
-                         pair=Pair("recovery", "prr-kernel", "rate-halving"), scale=0.75,
-                         positive=("transfer_time_s",)),
-        reason="declared after the first batch; prr-fig2's tolerance for the same claim, "
-               "unchanged"),
-)
-
-
 class PrrHeavyLoss(Experiment):
     name = "prr-heavy-loss"
     title = ("PRR under heavy loss: rate halving's collapse and PRR's speed-up against what "
              "this kernel lets one change")
     quick_note = "3 of the 9 variants (default, reordering-1, rwnd-10) once"
+    claims = HEAVY_LOSS_CLAIMS
     options = tuple(o for o in FIG2_OPTIONS if o.name == "controller")
 
     def __init__(self, traces: TraceSet | None = None,
@@ -157,9 +118,6 @@ class PrrHeavyLoss(Experiment):
 
     def resolved_options(self) -> dict[str, Any]:
         return {**self.chosen, "controller": resolve_controller(self.controller)}
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per finished run of the matrix: its metrics, its variant and recovery,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.claims import FAIL, PASS, Claim, EveryGroup, evaluate
+from analysis.claims.checks import EveryGroup
+from analysis.claims.model import FAIL, PASS, Claim, evaluate
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.recovery_entry import recovery_entry
 from core.errors import UsageError
