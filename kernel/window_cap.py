@@ -8,10 +8,11 @@ bytes, so window scaling must be off in the receiver's namespace
 how many were lowered, the largest window asked for) is in its .bss map.
 
 Why a program and not a setting: this kernel's receiver grows its window with every
-out-of-order segment (a Linux < 3.12 one did not), and the route's `window` metric and
-TCP_WINDOW_CLAMP are both overridden once the receiver has measured its first segments
-(the receiver of a run with `window 14480` on its route offered 14480 bytes in its SYN-ACK
-and 17376, 20272, ... in the SACKs that followed).
+out-of-order segment (a Linux < 3.12 one did not), and the route's `window` metric does
+not hold it: the receiver of a run with `window 14480` on its route offered 14480 bytes in
+its SYN-ACK and 17376, 20272, ... in the SACKs that followed. (TCP_WINDOW_CLAMP sets the
+same clamp, which tcp_measure_rcv_mss recomputes from the receive buffer once the
+receiver has measured its first segments; not tried.)
 
     cap = WindowCap(obj, dev="nr12ab34r-eth0", run=in_namespace)
     cap.attach(sport=5001, cap_bytes=14480)

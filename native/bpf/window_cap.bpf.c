@@ -6,9 +6,10 @@
  * Why: a Linux receiver before 3.12 offered 10 segments at first and did not
  * grow its window on out-of-order data, so after losses in the first window
  * the sender could send nothing new until the cumulative ACK moved. This
- * kernel's receiver grows its window with every out-of-order segment, and no
- * setting holds it: the route's `window` and TCP_WINDOW_CLAMP are overridden
- * once the receiver has measured its first segments. The window field is taken
+ * kernel's receiver grows its window with every out-of-order segment, and the
+ * route's `window` metric does not hold it (the clamp it sets is recomputed
+ * from the receive buffer once the receiver has measured its first segments,
+ * as one set by TCP_WINDOW_CLAMP would be). The window field is taken
  * as bytes, so the receiver must not use window scaling (the loader turns it
  * off in the receiver's namespace and says so).
  *
