@@ -35,6 +35,8 @@ Definitions:
   3 segments above the cumulative ACK; with plain dupthresh, at the third
   duplicate ACK. This kernel's RACK enters later or at the same ACK; the gap
   (in ms and in ACKs) is how much its loss detection moves the figure.
+- How the first recovery began (an ACK, RACK's timer, a timeout), and the smallest
+  window in it: analysis/recovery_entry.py.
 - In an episode, from the sender capture: new (original) segments sent; ACKs
   that arrived before the first new segment; the largest burst, i.e. the most
   data segments sent between two ACK arrivals; the bytes not yet sent when it
@@ -258,6 +260,8 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
             m[f"entry_after_{name}_ms"] = None if when is None else (entry - when) * 1000
             m[f"acks_after_{name}"] = (None if when is None else sum(
                 1 for a in run.sender.acks if when < a.time_s <= entry))
+    from analysis.recovery_entry import recovery_entry  # it reads a PrrRun: not at import
+    m.update(recovery_entry(run))
     return m
 
 

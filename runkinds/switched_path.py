@@ -53,6 +53,11 @@ PINGS = 3
 # took 31-48 s at --jobs 10 on the 2-core VM.
 RUN_EXPECTED_S = 25.0
 OPTIONS = ("pattern", "size", "recovery", "controller", "bottleneck", "rtt")
+# Options a run may add (absent: the path as it always was): `sysctls`, the sender's own
+# loss-detection settings ("tcp_recovery=5,tcp_reordering=1"), and `rwnd`, the most segments
+# of the path's MSS the receiver ever advertises (a cap: kernel/window_cap.py).
+OPTIONAL = ("sysctls", "rwnd")
+PATH_MSS = 1448  # 1500-byte MTU, IPv4, TCP with timestamps
 
 
 def switched_path_options(spec: RunSpec) -> dict[str, Any]:
@@ -62,12 +67,26 @@ def switched_path_options(spec: RunSpec) -> dict[str, Any]:
     missing = [k for k in OPTIONS if k not in o]
     if missing:
         raise UsageError(f"a switched-path run needs the options {', '.join(missing)}")
+    try:
+        path_extras(o)
+    except ValueError as e:
+        raise UsageError(f"a switched-path run's options: {e}") from e
     rate = f"rate:{float(o['bottleneck']):g}"
     if spec.data_trace != rate or spec.ack_trace != rate or spec.delay_ms * 2 != int(o["rtt"]):
         raise UsageError(f"the spec's path ({spec.data_trace}, {spec.ack_trace}, "
                          f"{spec.delay_ms} ms each way) disagrees with its options "
                          f"(bottleneck {o['bottleneck']}, rtt {o['rtt']})")
     return o
+
+
+def path_extras(options: dict[str, Any]) -> dict[str, Any]:
+    """PrrPathConfig's sender_sysctls and receiver_window from a run's optional options."""
+    from topologies.prr_config import parse_sender_sysctls
+    rwnd = options.get("rwnd")
+    if rwnd is not None and (not isinstance(rwnd, int) or not 1 <= rwnd <= 45):
+        raise ValueError(f"rwnd {rwnd!r}: a whole number of segments from 1 to 45")
+    return {"sender_sysctls": parse_sender_sysctls(str(options.get("sysctls") or "")),
+            "receiver_window": None if rwnd is None else rwnd * PATH_MSS}
 
 
 class SwitchedPathKind(RunKind):
@@ -120,7 +139,7 @@ class SwitchedPathKind(RunKind):
             meta["prefix"] = active.prefix
             config = PrrPathConfig(plan=plan, controller=str(o["controller"]),
                                    rate_mbps=float(o["bottleneck"]), delay_ms=spec.delay_ms,
-                                   queue=spec.queue, tcp_port=SERVER_PORT)
+                                   queue=spec.queue, tcp_port=SERVER_PORT, **path_extras(o))
             path = stack.enter_context(PrrPath(config, log_dir=out, active=active, paths=paths))
             meta["topology"] = path.describe()
             before = path.ping_rtts(PINGS)
@@ -152,6 +171,7 @@ class SwitchedPathKind(RunKind):
                 "added_latency_ms": (statistics.median(before) - statistics.median(after)
                                      if before and after else None)}
             meta["tcp_counters"] = _tcp_counters(path.sender)
+            meta["window_cap"] = path.window_cap_stats()
             meta["verification"] = scheme.verify(ends)
         meta["sysctls"] = _sender_sysctls(out)
         check_drops_as_planned(out, meta)

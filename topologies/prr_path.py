@@ -21,6 +21,10 @@ a TraceLink in fixed-rate mode is the bottleneck: `rate_mbps` each way and
         path.describe()                     # datapath, controller, ports, sysctls: for meta.json
     # leaving the block tears down exactly what was built
 
+A run may add loss-detection sysctls of the sender's namespace (`sender_sysctls`) and a cap
+on the receiver's advertised window (`receiver_window`: kernel/window_cap.py, window
+scaling off at the receiver); both are recorded (sysctls.json, `window_cap_stats()`).
+
 Names carry the run's prefix (`active.prefix`): hosts <p>s and <p>r, the
 bridge <p>x, the link's middle <p>xe, so runs side by side never collide; each
 run's controller listens on 127.0.0.1 on a port of its own. The run's folder
@@ -49,6 +53,7 @@ from core.active_runs import ActiveRun
 from core.errors import Unavailable
 from core.paths import ProjectPaths
 from kernel.offloads import disable_offloads
+from kernel.window_cap import WindowCap, WindowCapError, run_in_namespace
 from topologies.network_start import GuardedOVSSwitch, NetworkStartError, start_deadline
 from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import TraceLink
@@ -69,6 +74,8 @@ OVS_MODULE = Path("/sys/module/openvswitch")
 # ready_timeout_s, is within this); a node's shell that dies fails it at once.
 NETWORK_START_TIMEOUT_S = 90.0
 PORT_TIMEOUT_S = 10.0  # for Open vSwitch to number a port it was given
+WINDOW_SCALING = "net.ipv4.tcp_window_scaling"
+WINDOW_CAP_OBJECT = "window_cap.bpf.o"  # native/bpf/window_cap.bpf.c
 
 
 class OvsUnavailable(Unavailable):
@@ -126,6 +133,7 @@ class PrrPath(HostPair):
         self.controller: ControllerProcess | None = None
         self.choice: ControllerChoice | None = None
         self.sysctls: dict[str, dict[str, str]] = {}
+        self.window_cap: WindowCap | None = None
 
     @property
     def bridge(self) -> str:
@@ -193,8 +201,14 @@ class PrrPath(HostPair):
         self.link.start()
 
     def _configure_tcp(self, sender: Host, receiver: Host) -> None:
+        cfg = self.config
         for host in (sender, receiver):
-            for key, value in SYSCTLS.items():
+            wanted = dict(SYSCTLS)
+            if host is sender:  # the run's own loss-detection settings: the sender's only
+                wanted.update(cfg.sender_sysctls)
+            elif cfg.receiver_window is not None:  # the cap reads the window field as bytes
+                wanted[WINDOW_SCALING] = "0"
+            for key, value in wanted.items():
                 host.cmd("sysctl", "-qw", f"{key}={value}")
             intf = str(host.defaultIntf())
             out = host.cmd("ip", "route", "replace", SUBNET, "dev", intf, "proto", "kernel",
@@ -204,7 +218,7 @@ class PrrPath(HostPair):
                 raise PathSetupError(f"{host.name}: route initcwnd {INITIAL_CWND} not set: "
                                      f"{out.strip()} / {route.strip()}")
             values = _read_sysctls(host)
-            for key, want in SYSCTLS.items():
+            for key, want in wanted.items():
                 if values.get(key) != want:
                     raise PathSetupError(f"{host.name}: {key} is {values.get(key)!r}, "
                                          f"not {want} (is it per network namespace here?)")
@@ -212,6 +226,18 @@ class PrrPath(HostPair):
         (self.log_dir / "sysctls.json").write_text(json.dumps(
             {"sender": self.sysctls[sender.name], "receiver": self.sysctls[receiver.name]},
             indent=1, sort_keys=True))
+        if cfg.receiver_window is not None:
+            self.window_cap = WindowCap(self.paths.build_dir / "bpf" / WINDOW_CAP_OBJECT,
+                                        str(receiver.defaultIntf()),
+                                        run_in_namespace(receiver.pid))
+            try:
+                self.window_cap.attach(cfg.tcp_port, cfg.receiver_window)
+            except WindowCapError as e:
+                raise PathSetupError(f"{receiver.name}: the receiver's window cap: {e}") from e
+
+    def window_cap_stats(self) -> dict[str, Any] | None:
+        """What the receiver's window cap did (None when the run has none)."""
+        return None if self.window_cap is None else self.window_cap.stats().to_dict()
 
     def _check_ports(self) -> None:
         assert self.switch is not None
@@ -262,6 +288,8 @@ class PrrPath(HostPair):
     def _stop_between(self) -> None:
         # After the link, before the hosts: the switch takes its ends of the sender's link
         # with it; the hosts' go with them.
+        if self.window_cap is not None:
+            self.window_cap.detach()
         try:
             if self.switch is not None:
                 self.switch.stop()

@@ -27,9 +27,11 @@ Recoveries (`Recovery`):
   sndcnt = ceil(prr_delivered * ssthresh / RecoverFS) - prr_out, else a
   reduction bound: CRB min(ssthresh - pipe, prr_delivered - prr_out); SSRB
   (RFC 6937) min(ssthresh - pipe, max(prr_delivered - prr_out, DeliveredData)
-  + 1); LINUX (tcp_cwnd_reduction, Linux >= 3.2) as SSRB but the +1 only on an
+  + 1); LINUX (tcp_cwnd_reduction, Linux >= 4.3) as SSRB but the +1 only on an
   ACK that advances snd_una without marking a new loss, RecoverFS =
-  prior_cwnd, and sndcnt >= 1 while prr_out == 0; RFC9937 as LINUX but one
+  prior_cwnd, and sndcnt >= 1 while prr_out == 0; LINUX_SSRB (Linux 3.2-4.2,
+  the paper's PRR: tcp_update_cwnd_in_recovery, later tcp_cwnd_reduction,
+  before commit 3759824da87b) as LINUX but the +1 on every ACK; RFC9937 as LINUX but one
   segment forced only when prr_out == 0 and sndcnt == 0, and RecoverFS =
   snd.nxt - snd.una at entry less what was SACKed before it. cwnd = pipe +
   sndcnt; at exit cwnd = ssthresh.
@@ -47,7 +49,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Protocol
 
 
 class Recovery(enum.Enum):
@@ -60,12 +62,28 @@ class PrrVariant(enum.Enum):
     CRB = "crb"  # RFC 6937, conservative reduction bound
     SSRB = "ssrb"  # RFC 6937, slow-start reduction bound
     LINUX = "linux"  # tcp_cwnd_reduction: +1 only on a safe ACK, RecoverFS = prior_cwnd
+    LINUX_SSRB = "linux-3.2"  # Linux 3.2-4.2: as LINUX, the +1 on every ACK
     RFC9937 = "rfc9937"
 
 
 class SsthreshRule(enum.Enum):
     FLIGHT = "flight"  # RFC 5681/6675: FlightSize / 2 (snd.nxt - snd.una at entry)
     CWND = "cwnd"  # Linux tcp_reno_ssthresh: cwnd / 2
+
+
+class WindowState(Protocol):
+    """What the window rules below read and write: this model's sender and the transfer
+    model's (experiments/prr/transfer_model.py) both have it."""
+
+    variant: PrrVariant
+    floor_half: bool
+    cwnd: int
+    ssthresh: int
+    prr_delivered: int
+    prr_out: int
+    recover_fs: int
+    rh_count: int
+    ca_count: int
 
 
 @dataclass(frozen=True)
@@ -237,7 +255,7 @@ def _on_ack(s: _Sender, index: int, seq: int, is_retrans: bool, ack: int,
         s.rh_count = 0
         if s.variant is PrrVariant.RFC9937:
             s.recover_fs = s.snd_nxt - s.snd_una - sacked_before
-        elif s.variant is PrrVariant.LINUX:
+        elif s.variant in (PrrVariant.LINUX, PrrVariant.LINUX_SSRB):
             s.recover_fs = s.cwnd  # prior_cwnd
         else:
             s.recover_fs = s.snd_nxt - s.snd_una
@@ -252,23 +270,17 @@ def _on_ack(s: _Sender, index: int, seq: int, is_retrans: bool, ack: int,
     rb = ""
     if s.in_recovery:
         if s.recovery is Recovery.PRR:
-            sndcnt, rb = _prr(s, delivered, pipe, una_advanced and newly_lost == 0)
+            sndcnt, rb = prr_send_count(s, delivered, pipe, una_advanced and newly_lost == 0)
             s.cwnd = pipe + sndcnt
         elif s.recovery is Recovery.RATE_HALVING:
             if delivered or una_advanced:  # an ACK that makes progress
-                decr = s.rh_count + 1
-                s.rh_count = decr & 1
-                decr >>= 1
-                floor = s.ssthresh // 2 if s.floor_half else s.ssthresh
-                if decr and s.cwnd > floor:
-                    s.cwnd -= decr
-                s.cwnd = min(s.cwnd, pipe + 1)
+                rate_halving_step(s, pipe)
             sndcnt = max(s.cwnd - pipe, 0)
         else:
             sndcnt = max(s.cwnd - pipe, 1 if entering else 0)
     else:
         if una_advanced and not entering:
-            _reno_grow(s, delivered)
+            reno_grow(s, delivered)
         sndcnt = max(s.cwnd - pipe, 0)
 
     sends: list[tuple[int, bool]] = []
@@ -291,9 +303,23 @@ def _on_ack(s: _Sender, index: int, seq: int, is_retrans: bool, ack: int,
     return row, sends
 
 
-def _prr(s: _Sender, delivered: int, pipe: int, safe_ack: bool) -> tuple[int, str]:
+def rate_halving_step(s: WindowState, pipe: int) -> None:
+    """Linux <= 3.1's tcp_cwnd_down on an ACK that makes progress: every second one lowers
+    cwnd by one while it is above the floor, then cwnd = min(cwnd, pipe + 1)."""
+    decr = s.rh_count + 1
+    s.rh_count = decr & 1
+    decr >>= 1
+    floor = s.ssthresh // 2 if s.floor_half else s.ssthresh
+    if decr and s.cwnd > floor:
+        s.cwnd -= decr
+    s.cwnd = min(s.cwnd, pipe + 1)
+
+
+def prr_send_count(s: WindowState, delivered: int, pipe: int,
+                   safe_ack: bool) -> tuple[int, str]:
     """sndcnt and the RB flag for one ACK in recovery."""
-    if delivered == 0 and s.variant in (PrrVariant.LINUX, PrrVariant.RFC9937):
+    linux = (PrrVariant.LINUX, PrrVariant.LINUX_SSRB, PrrVariant.RFC9937)
+    if delivered == 0 and s.variant in linux:
         return max(s.cwnd - pipe, 0), ""  # Linux leaves cwnd alone on such ACKs
     s.prr_delivered += delivered
     rb = ""
@@ -306,14 +332,15 @@ def _prr(s: _Sender, delivered: int, pipe: int, safe_ack: bool) -> tuple[int, st
             limit = banked
             candidates = {"b": banked}
         else:
-            plus = 1 if (s.variant is PrrVariant.SSRB or safe_ack) else 0
+            plus = 1 if (s.variant in (PrrVariant.SSRB, PrrVariant.LINUX_SSRB)
+                         or safe_ack) else 0
             limit = max(banked, delivered) + plus
             candidates = {"b": banked + plus, "d": delivered + plus}
         sndcnt = min(room, limit)
         if sndcnt > 0:
             rb = ("s" if sndcnt == room else "") + "".join(
                 k for k, v in candidates.items() if v == sndcnt)
-    if s.variant is PrrVariant.LINUX:
+    if s.variant in (PrrVariant.LINUX, PrrVariant.LINUX_SSRB):
         sndcnt = max(sndcnt, 0 if s.prr_out else 1)
     elif s.variant is PrrVariant.RFC9937:
         if s.prr_out == 0 and sndcnt <= 0:
@@ -321,7 +348,9 @@ def _prr(s: _Sender, delivered: int, pipe: int, safe_ack: bool) -> tuple[int, st
     return max(sndcnt, 0), rb
 
 
-def _reno_grow(s: _Sender, acked: int) -> None:
+def reno_grow(s: WindowState, acked: int) -> None:
+    """Reno's growth on an ACK that advances snd_una: slow start below ssthresh, else one
+    segment per window of ACKed segments."""
     if s.cwnd < s.ssthresh:
         s.cwnd += acked
         return

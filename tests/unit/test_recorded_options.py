@@ -198,8 +198,8 @@ def test_every_experiment_plans_the_same_runs_from_its_record_on_another_machine
         tmp_path, monkeypatch):
     """Machine A: POX, no Verizon-LTE-driving. Machine B: no POX, Verizon-LTE-driving.
     Each experiment recorded on A and rebuilt on B from the record plans A's runs; built
-    on B from its defaults, prr-fig2 and sprout-fig7 would plan others (which is why the
-    record is needed)."""
+    on B from its defaults, prr-fig2, prr-heavy-loss (its controller) and sprout-fig7 would
+    plan others (which is why the record is needed)."""
     common = ("Verizon-LTE-short", "Verizon-EVDO-driving", "ATT-LTE-driving",
               "TMobile-UMTS-driving")
     on_a = _trace_dir(tmp_path / "a", common)
@@ -219,7 +219,7 @@ def test_every_experiment_plans_the_same_runs_from_its_record_on_another_machine
         assert (rebuilt.matrix(False), rebuilt.matrix(True)) == planned[exp.name], exp.name
         if (exp.matrix(False), exp.matrix(True)) != planned[exp.name]:
             differ.add(exp.name)
-    assert differ == {PRR, "sprout-fig7"}
+    assert differ == {PRR, "prr-heavy-loss", "sprout-fig7"}
 
 
 def test_substitute_option_decides_the_verizon_lte_traces(tmp_path):
