@@ -55,6 +55,9 @@ class LinkEmulator {
   void receive(Direction& d);
   void send_due(Direction& d);
   void write_stats(bool final_write);
+  // How long the loop pauses at least between wake-ups (kMinWakeIntervalUs, or finer on a fast
+  // fixed-rate link whose loop is real-time).
+  uint64_t min_wake_interval_us() const;
 
   Options options_;
   uint64_t init_ms_;
@@ -66,6 +69,7 @@ class LinkEmulator {
   Direction b2a_;
   bool warned_large_frame_ = false;
   std::string scheduling_ = "SCHED_OTHER (realtime not requested)";
+  uint64_t min_wake_us_ = 0;  // the loop's shortest pause between wake-ups (stats)
 };
 
 }  // namespace netrepro
