@@ -843,6 +843,8 @@ class Claim:
     check: Check
     mode: str  # QUICK, FULL or BOTH: which runs the claim holds for
     reason: str  # why the tolerance / slack is what it is, fixed before the data
+    # Where a failure of this claim is explained (a section of the docs); said after FAIL.
+    explained: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -936,12 +938,16 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "",
         outcome = Outcome(NOT_RUN, "-", (), "no finished runs")
     else:
         outcome = claim.check.evaluate(rows)
+    why = outcome.why
+    if outcome.verdict == FAIL and claim.explained:
+        why = f"{why}; explained in {claim.explained}" if why else \
+            f"explained in {claim.explained}"
     runs = tuple(sorted(set().union(*(row_runs(r) for r in outcome.rows))))
     late = late_run_count(outcome.rows)
     return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
                        mode=claim.mode, paper=claim.paper, ours=outcome.ours,
                        tolerance=claim.tolerance_text(), reason=claim.reason,
-                       verdict=outcome.verdict, why=outcome.why, runs=runs, late_runs=late,
+                       verdict=outcome.verdict, why=why, runs=runs, late_runs=late,
                        host_late_runs=len(host_late.intersection(runs)))
 
 
