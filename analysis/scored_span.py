@@ -10,6 +10,14 @@ analysis, so the same logs can be scored again under another rule without a reru
 - `whole-run`: from the warm-up to the end of the run (its last logged event).
 - `last-delivery`: from the warm-up to the direction's own last delivery, as the paper's
   scorer (keithw/sprout `src/examples/scorer`) ends each scheme's score.
+- `senders-stop`: nothing sent from the end of the shorter trace on, each direction scored
+  from the warm-up to its own last delivery of what was sent before, and a direction whose
+  own trace ended there delivering nothing after it. This is what the paper's points on
+  AT&T LTE imply of its runs (its emulator played each trace once, so the downlink was dead
+  after 786.1 s; its senders stopped there while the uplink went on delivering what they had
+  queued). In an infinite FIFO queue a packet is never delayed by later ones, so leaving
+  out of the log every packet sent after that time gives exactly that run (with CoDel, all
+  but the rare drop decided by how little waited behind the head).
 
 metrics.json holds the `whole-run` metrics at its top level (and `reverse`), and for a full
 run each other rule's under `scored_spans` (`scored_spans[rule]`, with its own `reverse`), so
@@ -18,13 +26,17 @@ whole under every rule: its stretch lies inside both traces.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
+
+import numpy as np
 
 from analysis.mahimahi_log import LinkLog
 from analysis.metrics import MetricsError, link_metrics
 
 SHORTER_TRACE, WHOLE_RUN, LAST_DELIVERY = "shorter-trace", "whole-run", "last-delivery"
-RULES = (SHORTER_TRACE, WHOLE_RUN, LAST_DELIVERY)
+SENDERS_STOP = "senders-stop"
+RULES = (SHORTER_TRACE, WHOLE_RUN, LAST_DELIVERY, SENDERS_STOP)
 SPANS_KEY = "scored_spans"
 REVERSE = "reverse"  # the key of the other direction's metrics in a two-way run
 ERROR = "error"  # in a rule's block: why that rule gives no metrics
@@ -33,6 +45,8 @@ DESCRIPTION = {
     SHORTER_TRACE: "scored to the end of the shorter trace of the pair",
     WHOLE_RUN: "scored to the end of the run",
     LAST_DELIVERY: "each direction scored to its own last delivery (the paper's scorer)",
+    SENDERS_STOP: "nothing sent after the shorter trace's end, each direction scored to its "
+                  "own last delivery",
 }
 
 
@@ -42,25 +56,67 @@ def until_ms(rule: str, span: Mapping[str, Any], log: LinkLog) -> int | None:
     if rule == WHOLE_RUN:
         return None
     if rule == SHORTER_TRACE:
-        shorter = min(int(span["data_period_ms"]), int(span["ack_period_ms"]))
-        return shorter if shorter < int(span["span_ms"]) else None
-    if rule == LAST_DELIVERY:
+        return shorter_trace_end(span)
+    if rule in (LAST_DELIVERY, SENDERS_STOP):
         if log.departure_time.size == 0:
             return None  # nothing delivered: link_metrics says so
         return int(log.departure_time.max()) + 1
     raise ValueError(f"scored span {rule!r}: expected one of {', '.join(RULES)}")
 
 
+def shorter_trace_end(span: Mapping[str, Any]) -> int | None:
+    """Where the shorter trace of a full run's pair ends (ms of the run), or None when it
+    ends with the run."""
+    shorter = min(int(span["data_period_ms"]), int(span["ack_period_ms"]))
+    return shorter if shorter < int(span["span_ms"]) else None
+
+
+def sent_before(log: LinkLog, stop_ms: int, served_until_ms: int | None = None) -> LinkLog:
+    """The log of the same link had nothing been sent from `stop_ms` on (and, with
+    `served_until_ms`, nothing served from then on): packets that reached the queue before
+    it and left before the end of service, and opportunities up to the last of them."""
+    served = np.iinfo(np.int64).max if served_until_ms is None else served_until_ms
+    kept = ((log.departure_time - log.departure_delay) < stop_ms) & \
+        (log.departure_time < served)
+    last = int(log.departure_time[kept].max()) if kept.any() else min(stop_ms, served)
+    opportunities = log.opportunity_time <= last
+    arrived, dropped = log.arrival_time < stop_ms, log.drop_time < stop_ms
+    return replace(log, arrival_time=log.arrival_time[arrived],
+                   arrival_size=log.arrival_size[arrived], drop_time=log.drop_time[dropped],
+                   drop_count=log.drop_count[dropped], drop_bytes=log.drop_bytes[dropped],
+                   opportunity_time=log.opportunity_time[opportunities],
+                   opportunity_bytes=log.opportunity_bytes[opportunities],
+                   departure_time=log.departure_time[kept],
+                   departure_size=log.departure_size[kept],
+                   departure_delay=log.departure_delay[kept], last_event_ms=last)
+
+
+def rule_log(rule: str, span: Mapping[str, Any], log: LinkLog, own_period_ms: int) -> LinkLog:
+    """The log a rule scores: the run's own, or under `senders-stop` what was sent before
+    the shorter trace's end (a direction whose own trace is that shorter one serving
+    nothing after it: its later opportunities are a replay the paper's emulator never
+    played)."""
+    if rule != SENDERS_STOP:
+        return log
+    stop = shorter_trace_end(span)
+    if stop is None:
+        return log
+    return sent_before(log, stop, stop if own_period_ms <= stop else None)
+
+
 def span_blocks(logs: Mapping[str, LinkLog], span: Mapping[str, Any], fixed_delay_ms: float,
                 from_ms: int) -> dict[str, dict[str, Any]]:
     """metrics.json's `scored_spans`: every rule but `whole-run`, for the data direction
-    (`logs["data"]`) and, when given, the reverse one (`logs["reverse"]`)."""
+    (`logs["data"]`, over the data trace) and, when given, the reverse one
+    (`logs["reverse"]`, over the ack trace)."""
     blocks: dict[str, dict[str, Any]] = {}
+    periods = {"data": int(span["data_period_ms"]), REVERSE: int(span["ack_period_ms"])}
     for rule in RULES:
         if rule == WHOLE_RUN:
             continue
         block: dict[str, Any] = {}
-        for key, log in logs.items():
+        for key, run_log in logs.items():
+            log = rule_log(rule, span, run_log, periods[key])
             end = until_ms(rule, span, log)
             try:
                 values = dict(link_metrics(log, fixed_delay_ms, from_ms, end).to_dict(),

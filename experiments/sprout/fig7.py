@@ -27,7 +27,7 @@ from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
 from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import display_name
-from analysis.scored_span import LAST_DELIVERY, SHORTER_TRACE
+from analysis.scored_span import LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE
 from analysis.self_inflicted import OmniscientReferences
 from experiments.sprout.speedup_table import PaperValue, speedup_table, write_table_csv, \
     write_table_markdown
@@ -339,9 +339,10 @@ class SproutFig7(TradeoffExperiment):
 
     def scored_window(self, span: RunSpan, quick: bool) -> tuple[int, int]:
         """(from, to) ms of the run scored on every panel of a pair under the chosen span
-        (with `last-delivery` each scheme's own end is earlier: to is the run's end)."""
+        (with `last-delivery` each scheme's own end is earlier: to is the run's end; with
+        `senders-stop` nothing sent after the shorter trace counts: to is its end)."""
         end = span.span_ms
-        if not quick and self.scored_span == SHORTER_TRACE:
+        if not quick and self.scored_span in (SHORTER_TRACE, SENDERS_STOP):
             end = min(end, span.data.period_ms, span.ack.period_ms)
         return span.warmup_ms, end
 
@@ -399,13 +400,16 @@ class SproutFig7(TradeoffExperiment):
         if self.scored_span == LAST_DELIVERY:
             lines = [f"scored from {start / 1000:g} s to each scheme's own last delivery in "
                      "this direction (the paper's scorer)"]
+        elif self.scored_span == SENDERS_STOP:
+            lines = [f"nothing sent after {shorter / 1000:g} s (the shorter trace's end), "
+                     f"scored from {start / 1000:g} s to each scheme's own last delivery"]
         else:
             rule = "the end of the shorter trace" if self.scored_span == SHORTER_TRACE \
                 else "the end of the run"
             lines = [f"scored {start / 1000:g}-{end / 1000:g} s (to {rule})"]
         if not apart:
             return lines
-        if self.scored_span == SHORTER_TRACE:
+        if self.scored_span in (SHORTER_TRACE, SENDERS_STOP):
             lines.append("the paper's points fit this span: its emulator (2012) played each "
                          "trace once, so no feedback past the shorter trace")
         else:

@@ -72,8 +72,10 @@ class TradeoffExperiment(Experiment):
                 maximum=600),
         Setting("scored_span", str, "where a full run's scoring ends: at the end of the "
                 "shorter trace of the pair (the paper's span: its emulator played each trace "
-                "once), at the end of the run, or at each direction's own last delivery (the "
-                "paper's scorer); the same logs are rescored, no rerun "
+                "once), at the end of the run, at each direction's own last delivery (the "
+                "paper's scorer), or senders-stop: nothing sent after the shorter trace's "
+                "end, each direction to its own last delivery (what the paper's AT&T LTE "
+                "points imply); the same logs are rescored, no rerun "
                 "(analysis/scored_span.py)", default=SHORTER_TRACE, choices=RULES),
         Setting(TRACE_PLAY, str, "how a full run plays its traces: loop (mahimahi, and the "
                 "paper's emulator from 2013) or once, as the paper's emulator of 2012 did: "

@@ -8,8 +8,9 @@ import pytest
 
 from analysis.mahimahi_log import parse_log_bytes
 from analysis.metrics import MetricsError, link_metrics
-from analysis.scored_span import (LAST_DELIVERY, SHORTER_TRACE, SPANS_KEY, WHOLE_RUN,
-                                  direction_metrics, span_blocks, until_ms)
+from analysis.scored_span import (LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE, SPANS_KEY,
+                                  WHOLE_RUN, direction_metrics, rule_log, span_blocks,
+                                  until_ms)
 from analysis.stretch import representative_offset_ms
 
 
@@ -102,7 +103,7 @@ def test_where_each_rule_ends() -> None:
 def test_a_rules_metrics_are_read_from_its_block() -> None:
     log = parse_log_bytes(_log())
     blocks = span_blocks({"data": log, "reverse": log}, _span(1200, 2000, 2000), 20, 0)
-    assert set(blocks) == {SHORTER_TRACE, LAST_DELIVERY}
+    assert set(blocks) == {SHORTER_TRACE, LAST_DELIVERY, SENDERS_STOP}
     metrics = {"p95_e2e_delay_ms": 1.0, "reverse": {"p95_e2e_delay_ms": 2.0},
                SPANS_KEY: blocks}
     shorter = direction_metrics(metrics, SHORTER_TRACE)
@@ -116,3 +117,33 @@ def test_a_rules_metrics_are_read_from_its_block() -> None:
     empty = span_blocks({"data": log}, _span(50, 2000, 2000), 20, 0)
     with pytest.raises(MetricsError, match="shorter trace"):
         direction_metrics({SPANS_KEY: empty}, SHORTER_TRACE)
+
+
+def _log_of(packets: list[tuple[int, int]], until: int = 3000) -> bytes:
+    """One opportunity a ms to `until`; each packet (arrival, departure) is 1500 bytes."""
+    lines = [f"{t} # 1504" for t in range(until)]
+    for arrival, departure in packets:
+        lines += [f"{arrival} + 1500", f"{departure} - 1500 {departure - arrival}"]
+    events = sorted(lines, key=lambda line: int(line.split()[0]))
+    return ("\n".join(["# base timestamp: 0", *events]) + "\n").encode()
+
+
+def test_senders_stop_at_the_shorter_traces_end() -> None:
+    # The data trace (1200 ms) is the shorter one; the run plays to 3000 ms. Packets sent
+    # at 100, 1100 and 1300 ms: the second waits to 1600 ms, the third is sent too late.
+    log = parse_log_bytes(_log_of([(100, 150), (1100, 1600), (1300, 1350)]))
+    span = {"data_period_ms": 1200, "ack_period_ms": 3000, "span_ms": 3000, "warmup_ms": 0}
+    # On the longer trace's direction the link goes on delivering what was sent before
+    # 1200 ms: scored to the second packet's departure.
+    kept = rule_log(SENDERS_STOP, span, log, own_period_ms=3000)
+    assert kept.departure_time.tolist() == [150, 1600]
+    assert until_ms(SENDERS_STOP, span, kept) == 1601
+    # On the shorter trace's own direction nothing is served after its end.
+    ended = rule_log(SENDERS_STOP, span, log, own_period_ms=1200)
+    assert ended.departure_time.tolist() == [150] and ended.last_event_ms == 150
+    blocks = span_blocks({"data": log, "reverse": log}, span, 20, 0)[SENDERS_STOP]
+    assert blocks["departed_packets"] == 1 and blocks["reverse"]["departed_packets"] == 2
+    assert blocks["reverse"]["scored_until_ms"] == 1601
+    # Traces of one length: nothing is left out.
+    same = {**span, "data_period_ms": 3000}
+    assert rule_log(SENDERS_STOP, same, log, own_period_ms=3000) is log
