@@ -77,6 +77,8 @@ RANKED = ("sprout", "sprout-ewma", "vegas", "cubic", "cubic-codel")
 # A pair whose traces end further apart than this is scored differently by each span rule,
 # and its panels say so (AT&T LTE: 226 s apart); the other pairs end within 3 s.
 SPAN_SENSITIVE_MS = 10_000
+# Characters per line of a panel's grey remarks (they are drawn inside the axes).
+REMARK_WIDTH = 95
 
 COLUMNS = ["trace", "direction", "scheme", "label", "trial", "throughput_mbps",
            "p95_e2e_delay_ms", "self_inflicted_delay_ms", "omniscient_p95_e2e_delay_ms",
@@ -390,35 +392,34 @@ class SproutFig7(TradeoffExperiment):
 
     def _span_remarks(self, panel: Panel, span: RunSpan, quick: bool,
                       points: dict[str, TradeoffPoint]) -> list[str]:
-        """What is scored, and where it matters (the pair's traces end far apart) what the
-        paper's points were scored on and ours beside them."""
+        """What is scored, and where it matters (the pair's traces end far apart) whether
+        the paper's points fit that span, and ours beside them."""
         if quick:
             return []
         start, end = self.scored_window(span, quick)
         shorter = min(span.data.period_ms, span.ack.period_ms)
         apart = abs(span.data.period_ms - span.ack.period_ms) > SPAN_SENSITIVE_MS
         if self.scored_span == LAST_DELIVERY:
-            lines = [f"scored from {start / 1000:g} s to each scheme's own last delivery in "
-                     "this direction (the paper's scorer)"]
+            line = (f"scored from {start / 1000:g} s to each scheme's own last delivery "
+                    "(the paper's scorer)")
         elif self.scored_span == SENDERS_STOP:
-            lines = [f"nothing sent after {shorter / 1000:g} s (the shorter trace's end), "
-                     f"scored from {start / 1000:g} s to each scheme's own last delivery"]
+            line = (f"nothing sent after {shorter / 1000:g} s (the shorter trace's end), "
+                    f"scored from {start / 1000:g} s to each scheme's own last delivery")
         else:
             rule = "the end of the shorter trace" if self.scored_span == SHORTER_TRACE \
                 else "the end of the run"
-            lines = [f"scored {start / 1000:g}-{end / 1000:g} s (to {rule})"]
-        if not apart:
-            return lines
-        if self.scored_span in (SHORTER_TRACE, SENDERS_STOP):
-            lines.append("the paper's points fit this span: its emulator (2012) played each "
-                         "trace once, so no feedback past the shorter trace")
-        else:
-            lines.append(f"the paper's points fit {start / 1000:g}-{shorter / 1000:g} s (its "
-                         "emulator played each trace once): not the span scored here")
-        beside = self._beside_paper(panel, points)
+            line = f"scored {start / 1000:g}-{end / 1000:g} s (to {rule})"
+        if apart:
+            line += ("; the paper's points fit this span (its emulator played each trace "
+                     "once: no feedback after the shorter one)"
+                     if self.scored_span in (SHORTER_TRACE, SENDERS_STOP) else
+                     f"; the paper's points fit {start / 1000:g}-{shorter / 1000:g} s, "
+                     "not this span")
+        lines = [line]
+        beside = self._beside_paper(panel, points) if apart else ""
         if beside:
             lines.append(f"ours / paper: {beside}")
-        return lines
+        return [part for text in lines for part in textwrap.wrap(text, REMARK_WIDTH)]
 
     def _beside_paper(self, panel: Panel, points: dict[str, TradeoffPoint]) -> str:
         """Each scheme with a point of the paper's: our throughput and delay beside it."""

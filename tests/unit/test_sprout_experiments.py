@@ -313,12 +313,11 @@ def test_the_scored_span_is_chosen_without_a_rerun(tmp_path: Path) -> None:
     # the paper's points fit.
     refs = OmniscientReferences(traces)
     up = next(p for p in whole.panels() if p.direction == UPLINK)
-    remarks = "\n".join(whole.remarks(up, False, refs))
-    assert "scored 0-20 s (to the end of the run)" in remarks
-    assert "the paper's points fit 0-1 s" in remarks
-    remarks = "\n".join(paper_span.remarks(up, False, refs))
-    assert "scored 0-1 s (to the end of the shorter trace)" in remarks
-    assert "the paper's points fit this span" in remarks
+    remarks = " ".join(whole.remarks(up, False, refs))
+    assert "scored 0-20 s (to the end of the run); the paper's points fit 0-1 s" in remarks
+    remarks = " ".join(paper_span.remarks(up, False, refs))
+    assert "scored 0-1 s (to the end of the shorter trace); the paper's points fit this" \
+        in remarks
     assert "over 0-1 s" in paper_span._capacity_text(up, refs, False)
 
 
