@@ -85,7 +85,7 @@ FIG7_CLAIMS: tuple[Claim, ...] = (
                                slack=0.20, floor=DELAY_FLOOR_MS),
           reason="the paper says 'the lowest, or close to the lowest'; 20% is how close, fixed "
                  "in the project's plan (in the paper's own figure Sprout is the lowest of "
-                 "these on every link)", explained=ATT_LTE_STUDY),
+                 "these on every link)"),
     *_pair("cubic", "Cubic", 0.91, 79.0, CUBIC_DELAY_TOLERANCE),
     *_pair("vegas", "Vegas", 1.1, 2.1, DELAY_TOLERANCE, explained=ATT_LTE_STUDY),
     *_pair("cubic-codel", "Cubic-CoDel", 0.70, 1.6, DELAY_TOLERANCE, explained=ATT_LTE_STUDY),
