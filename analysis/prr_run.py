@@ -1,7 +1,7 @@
 """One PRR run read back from its artifacts: the flow from both captures, the kernel's window,
 the recovery episodes, the drop verdict, and the numbers summary.csv and the claims use.
 
-Artifacts (written by the run, see app/prr_lifecycle.py):
+Artifacts (written by the run, see runkinds/switched_path.py):
 
     sender.pcap, receiver.pcap       tcpdump on the sender's and the receiver's interface
     tcp-probe.csv, tcp-cong-state.csv  the kernel's view (core/tcp_probe_format.py)

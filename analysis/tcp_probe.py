@@ -42,7 +42,7 @@ def read_probe(run_dir: Path) -> ProbeTrace | None:
         if tuple(header) != PROBE_COLUMNS:
             raise ProbeFormatError(f"{path}: header {header} is not {list(PROBE_COLUMNS)}")
         body = f.read()
-    data = np.zeros((0, len(PROBE_COLUMNS)))
+    data: np.ndarray = np.zeros((0, len(PROBE_COLUMNS)))
     if body.strip():
         try:
             data = np.loadtxt(body.splitlines(), delimiter=",", dtype=np.float64, ndmin=2)

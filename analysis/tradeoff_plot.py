@@ -8,7 +8,7 @@ missing is written on the panel as a note, never drawn as a zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -149,7 +149,7 @@ def draw_panel(ax: Axes, series: Sequence[Series], title: str, notes: Sequence[s
 
 def shared_legend(fig: Figure, axes: Iterable[Axes], columns: int = 4) -> None:
     """One legend for a multi-panel figure: every label once, in first-seen order."""
-    seen: dict[str, object] = {}
+    seen: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)

@@ -60,15 +60,35 @@ def run_estimate_s(spec: RunSpec, traces: TraceSet) -> float:
         return PER_RUN_OVERHEAD_S
 
 
+def run_slots(spec: RunSpec, jobs: int) -> int:
+    """How many of a pool of `jobs` slots the run takes (its kind says; all of them at
+    most: a run asking for more than the pool has runs alone)."""
+    try:
+        wanted = kind_of(spec).slots(spec)
+    except Exception:  # an unknown kind: that run will fail fast
+        wanted = 1
+    return min(max(1, int(wanted)), max(1, jobs))
+
+
+def start_order(item: tuple[float, int]) -> tuple[int, float]:
+    """The order the pool starts runs in, as (expected seconds, slots): the runs that take
+    several slots first, the most slots first (one that takes the whole pool then runs
+    before the pool fills, instead of waiting for a full pool to drain), then longest
+    first (a long run started last would hold the pass open alone)."""
+    weight, slots = item
+    return (-slots, -weight)
+
+
 def estimate_s(specs: list[RunSpec], traces: TraceSet, jobs: int) -> float:
-    """When the last of `specs` should end, run longest first `jobs` side by side."""
-    return pass_s([run_estimate_s(s, traces) for s in specs], jobs)
+    """When the last of `specs` should end, run in the pool's order `jobs` side by side."""
+    return pass_s([(run_estimate_s(s, traces), run_slots(s, jobs)) for s in specs], jobs)
 
 
-def pass_s(weights: list[float], jobs: int) -> float:
-    """How long runs of these expected seconds take through `jobs` slots, longest first
-    (the order the pool starts them in)."""
-    return makespan_s(sorted(weights, reverse=True), jobs)
+def pass_s(runs: list[tuple[float, int]], jobs: int) -> float:
+    """How long runs of these (expected seconds, slots) take through `jobs` slots, in the
+    order the pool starts them in."""
+    ordered = sorted(runs, key=start_order)
+    return makespan_s([w for w, _ in ordered], jobs, slots=[n for _, n in ordered])
 
 
 def format_duration(seconds: float) -> str:
@@ -92,6 +112,12 @@ class MatrixRunner:
         self._stop = threading.Event()
         self._children: set[subprocess.Popen[str]] = set()
         self._lock = threading.Lock()
+
+    def _slots(self, spec: RunSpec) -> int:
+        """The slots a run takes here. On a cluster the scheduler places each run by the
+        resources it asks for (app/cluster/backend.py asks for its slots there), and this
+        runner only bounds how many are in flight: one each."""
+        return 1 if self.backend is not None else run_slots(spec, self.jobs)
 
     def store(self, experiment: str) -> ExperimentStore:
         return experiment_store(self.paths.results_dir, experiment)
@@ -118,6 +144,7 @@ class MatrixRunner:
         # Each run's expected seconds, once (a --once run reads its trace for them): the
         # plan lines and the progress bar's weights all come from these.
         weights: dict[tuple[str, RunSpec], float] = {}
+        slots: dict[tuple[str, RunSpec], int] = {}
         for experiment, specs in plan:
             store = self.store(experiment.name)
             for moved in store.recover():
@@ -138,8 +165,14 @@ class MatrixRunner:
                 else:
                     self._owners[spec] = [experiment.name]
                     mine[(experiment.name, spec)] = run_estimate_s(spec, self.traces)
+                    slots[(experiment.name, spec)] = self._slots(spec)
             shared = f"; {joined} run once for an experiment before it" if joined else ""
-            alone = pass_s(list(mine.values()), self.jobs)
+            alone = pass_s([(w, slots[item]) for item, w in mine.items()], self.jobs)
+            heavy = [slots[item] for item in mine if slots[item] > 1]
+            if heavy:
+                shared += (f"; {len(heavy)} alone (each takes the whole pool)"
+                           if all(n == self.jobs for n in heavy) else
+                           f"; {len(heavy)} taking {min(heavy)}-{max(heavy)} slots each")
             print(f"plan: {experiment.name}: {len(specs)} runs, {len(specs) - len(todo)} "
                   f"already done, {len(todo) - joined} to run with --jobs {self.jobs}"
                   f"{shared}; expected {format_duration(alone)}", file=self.out, flush=True)
@@ -148,24 +181,29 @@ class MatrixRunner:
         # Longest first: a long run started last would hold the pass open alone. The plan
         # lines simulate the slots in this order (a full sprout-fig7 at 13 side by side:
         # 50 min 31 s measured in matrix order, 50 min 17 s simulated, where the sum of its
-        # runs over 13 slots said 36 min; longest first, 48 min 56 s).
-        queue.sort(key=lambda item: -weights[item])
+        # runs over 13 slots said 36 min; longest first, 48 min 56 s). Runs that take
+        # several slots go before the rest (start_order).
+        queue.sort(key=lambda item: start_order((weights[item], slots[item])))
         if len(plan) > 1:
-            total = makespan_s([weights[item] for item in queue], self.jobs)
+            total = makespan_s([weights[item] for item in queue], self.jobs,
+                               slots=[slots[item] for item in queue])
             print(f"plan: in all, {len(queue)} runs through one pool of {self.jobs} side by "
                   f"side; expected {format_duration(total)}", file=self.out, flush=True)
         if not queue:
             return results
         progress = ProgressReporter([weights[item] for item in queue], jobs=self.jobs,
-                                    out=self.out)
+                                    out=self.out, slots=[slots[item] for item in queue])
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         pending: dict[Future[tuple[bool, str, bool]], tuple[str, RunSpec]] = {}
         try:
             while queue or pending:
-                while queue and len(pending) < self.jobs and not self._stop.is_set():
+                # In order: the next run starts once it has its slots free, and the runs
+                # behind it wait for it (a run that takes the whole pool runs alone).
+                while queue and not self._stop.is_set() and \
+                        sum(slots[p] for p in pending.values()) + slots[queue[0]] <= self.jobs:
                     item = queue.pop(0)
                     pending[pool.submit(self._run_child, *item)] = item
-                    progress.start(item, weights[item])
+                    progress.start(item, weights[item], slots[item])
                 if not pending:
                     break
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)

@@ -24,7 +24,7 @@ ETH_IPV4 = 0x0800
 
 class _PoxDropPlan:
     def __init__(self, config: ControllerConfig, version: str) -> None:
-        from pox.core import core  # type: ignore[import]  # POX ships no type information
+        from pox.core import core  # POX ships no type information (mypy.ini)
         self.of = __import__("pox.openflow.libopenflow_01", fromlist=["x"])
         self.timer = __import__("pox.lib.recoco", fromlist=["x"]).Timer
         self.logic = PlanController(config, f"pox {version}")

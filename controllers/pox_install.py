@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.errors import Unavailable
 from core.paths import REPO_ROOT
@@ -109,12 +111,40 @@ def _install_tree(folder: Path, target: Path, source: str) -> PoxInstall:
 
 
 def _check_members(tarball: Path, members: list[tarfile.TarInfo]) -> None:
-    """Refuse a member that would land outside the extraction folder."""
+    """Refuse a member that would land, or link, outside the extraction folder's pox/."""
     for m in members:
         parts = Path(m.name).parts
-        if m.name.startswith("/") or ".." in parts or not parts or parts[0] != "pox" \
-                or m.isdev() or (m.islnk() and ".." in Path(m.linkname).parts):
+        bad = m.name.startswith("/") or ".." in parts or not parts or parts[0] != "pox" \
+            or m.isdev()
+        if m.issym() or m.islnk():
+            # A symbolic link is read from its own folder, a hard link from the archive's top.
+            start = posixpath.dirname(m.name) if m.issym() else ""
+            target = posixpath.normpath(posixpath.join(start, m.linkname))
+            bad = bad or m.linkname.startswith("/") or not (target + "/").startswith("pox/")
+        if bad:
             raise PoxInstallError(f"{tarball}: unexpected member {m.name!r}")
+
+
+def has_data_filter() -> bool:
+    """Python 3.12 and later (and 3.11.4 and later) extract with filters (PEP 706)."""
+    return hasattr(tarfile, "data_filter")
+
+
+def _extract(tar: tarfile.TarFile, tarball: Path, folder: str) -> None:
+    """Extract under `folder` with the `data` filter (no paths or links out of it, no devices,
+    no set-id bits: the default from Python 3.14 on, a warning on 3.12 and 3.13 without it).
+    Where Python has no filters, the members were checked above, and that check is all."""
+    _check_members(tarball, tar.getmembers())
+    if has_data_filter():
+        # Called untyped: older type stubs know neither the keyword nor the error.
+        extract: Any = tar.extractall
+        filter_error: type[Exception] = getattr(tarfile, "FilterError")
+        try:
+            extract(folder, filter="data")
+        except filter_error as e:
+            raise PoxInstallError(f"{tarball}: refused by the tar data filter: {e}") from e
+    else:
+        tar.extractall(folder)
 
 
 def from_tarball(tarball: Path, target: Path) -> PoxInstall:
@@ -124,8 +154,7 @@ def from_tarball(tarball: Path, target: Path) -> PoxInstall:
                               f"{POX_TARBALL_SHA256}")
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(tarball) as tar:
-            _check_members(tarball, tar.getmembers())
-            tar.extractall(tmp)
+            _extract(tar, tarball, tmp)
         folder = Path(tmp) / "pox"
         if not (folder / "pox.py").is_file():
             raise PoxInstallError(f"{tarball}: no pox/pox.py inside")

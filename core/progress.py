@@ -23,14 +23,30 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 IN_FLIGHT_CAP = 0.95
 
 
-def makespan_s(weights: Sequence[float], jobs: int, busy: Sequence[float] = ()) -> float:
+def makespan_s(weights: Sequence[float], jobs: int, busy: Sequence[float] = (),
+               slots: Sequence[int] | None = None) -> float:
     """When the last of `weights` ends if each, in order, takes the first free of `jobs`
-    slots (`busy`: seconds left on slots already taken)."""
-    slots = list(busy) + [0.0] * max(0, max(1, jobs) - len(busy))
-    heapq.heapify(slots)
-    for weight in weights:
-        heapq.heappush(slots, heapq.heappop(slots) + weight)
-    return max(slots, default=0.0)
+    slots (`busy`: seconds left on slots already taken).
+
+    With `slots`, run i needs slots[i] of them at once (at most `jobs`: more means all),
+    and starts when that many are free, never before the run ahead of it: the pool starts
+    runs in order (app/runner.py), so a run that needs the whole pool waits for the runs in
+    flight to end, and the runs behind it wait for it."""
+    pool = max(1, jobs)
+    free = list(busy) + [0.0] * max(0, pool - len(busy))
+    if slots is None:
+        heapq.heapify(free)
+        for weight in weights:
+            heapq.heappush(free, heapq.heappop(free) + weight)
+        return max(free, default=0.0)
+    free.sort()
+    started = 0.0
+    for weight, need in zip(weights, slots):
+        need = min(max(1, need), len(free))
+        start = max(started, free[need - 1])
+        free = sorted(free[need:] + [start + weight] * need)
+        started = start
+    return max(free, default=0.0)
 
 
 def format_eta(seconds: float) -> str:
@@ -39,9 +55,12 @@ def format_eta(seconds: float) -> str:
 
 class ProgressReporter:
     def __init__(self, weights: Sequence[float], jobs: int = 1, out: TextIO = sys.stdout,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        """`weights`: every run's expected seconds, in the order the runs will start."""
+                 clock: Callable[[], float] = time.monotonic,
+                 slots: Sequence[int] | None = None) -> None:
+        """`weights`: every run's expected seconds, in the order the runs will start;
+        `slots`: how many of the pool's slots each takes (1 each when not given)."""
         self.planned = list(weights)
+        self.planned_slots = list(slots) if slots is not None else [1] * len(self.planned)
         self.total = sum(self.planned)
         self.count = len(self.planned)
         self.jobs = max(1, jobs)
@@ -51,7 +70,8 @@ class ProgressReporter:
         self.started_count = 0
         self.took_s = 0.0  # how long the finished runs took, against their done_weight
         self.started_at = clock()
-        self.running: dict[Hashable, tuple[float, float]] = {}  # key -> (start, weight)
+        # key -> (start, weight, slots)
+        self.running: dict[Hashable, tuple[float, float, int]] = {}
         self.out = out
         self.console = Console(file=out)
         self.bar: Progress | None = None
@@ -64,9 +84,9 @@ class ProgressReporter:
             self.task = self.bar.add_task(f"0/{self.count} runs", total=self.total,
                                           eta=format_eta(self.eta_s()))
 
-    def start(self, key: Hashable, weight: float) -> None:
-        """A run of `weight` expected seconds started now."""
-        self.running[key] = (self.clock(), weight)
+    def start(self, key: Hashable, weight: float, slots: int = 1) -> None:
+        """A run of `weight` expected seconds, taking `slots` of the pool, started now."""
+        self.running[key] = (self.clock(), weight, slots)
         self.started_count += 1
 
     def pace(self) -> float:
@@ -78,7 +98,7 @@ class ProgressReporter:
         """Seconds of runs done: finished runs' weights and the elapsed share of those running."""
         now, pace = self.clock(), self.pace()
         in_flight = sum(min((now - start) / (weight * pace), IN_FLIGHT_CAP) * weight
-                        for start, weight in self.running.values() if weight > 0)
+                        for start, weight, _ in self.running.values() if weight > 0)
         return self.done_weight + in_flight
 
     def eta_s(self) -> float:
@@ -87,9 +107,10 @@ class ProgressReporter:
         # A run past its expected time is taken to need the last share the progress
         # leaves it (it has not finished: its time left is not zero).
         busy = [max((1 - IN_FLIGHT_CAP) * weight * pace, weight * pace - (now - start))
-                for start, weight in self.running.values()]
+                for start, weight, slots in self.running.values()
+                for _ in range(min(max(1, slots), self.jobs))]
         return makespan_s([w * pace for w in self.planned[self.started_count:]], self.jobs,
-                          busy)
+                          busy, self.planned_slots[self.started_count:])
 
     def tick(self) -> None:
         """Refresh the bar (the runner calls this while it waits)."""
@@ -100,7 +121,7 @@ class ProgressReporter:
                 key: Hashable | None = None) -> None:
         """A run finished (`key` as given to start(), if it was)."""
         if key is not None and key in self.running:
-            start, _ = self.running.pop(key)
+            start, _, _ = self.running.pop(key)
             self.took_s += self.clock() - start
         elif key is None:
             self.took_s += weight  # untimed: taken as planned

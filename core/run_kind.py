@@ -6,6 +6,8 @@ none). A kind answers, for a RunSpec, everything the rest of the suite asks of i
 - `check`: refuse a run it cannot plan, before anything is built (a UsageError);
 - `planned_seconds`: how long its measurement is expected to take (plans and ETAs);
 - `worker_needs`: what a cluster worker must offer to take it (core/worker_resources.py);
+- `slots`: how many of the pool's slots it takes (1 unless it is too heavy to share the
+  machine: more than the pool has means all of them, so the run goes alone);
 - `measure`: build its network, run its scheme, leave its artifacts (needs root and,
   usually, Mininet; imported only when a run is made);
 - `metrics`: the run's metrics from its artifacts alone;
@@ -59,6 +61,13 @@ class RunKind(ABC):
     @abstractmethod
     def metrics(self, run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
         """The run's metrics from its artifacts."""
+
+    def slots(self, spec: RunSpec) -> int:
+        """How many of the pool's slots the run takes while it runs (app/runner.py). A run
+        that would move its own measurement, or the others', if it shared the CPUs with a
+        pool's worth of runs asks for more; asking for more than the pool has takes the
+        whole pool: the run goes alone."""
+        return 1
 
     def missing_artifacts(self, run_dir: Path) -> str | None:
         """What the folder lacks to derive the metrics again, or None."""

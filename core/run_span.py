@@ -155,7 +155,7 @@ def looped_times(trace: np.ndarray, start_ms: int, end_ms: int) -> np.ndarray:
     period = int(trace[-1])
     first_pass, last_pass = start_ms // period, -(-end_ms // period)
     passes = np.arange(first_pass, last_pass + 1, dtype=np.int64)
-    times = (trace[None, :] + period * passes[:, None]).ravel()
+    times: np.ndarray = (trace[None, :] + period * passes[:, None]).ravel()
     times = times[(times >= start_ms) & (times < end_ms)]
     return times - start_ms
 

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from analysis.claims import FULL, QUICK, Claim, ClaimReport, evaluate_all
+from analysis.claims.model import FULL, QUICK, Claim, ClaimReport, evaluate_all
 from analysis.coverage import Coverage, coverage
 from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord
@@ -29,6 +29,8 @@ class Experiment(ABC):
     quick_note: str = ""
     # Run parameters beyond the scheme's that this experiment takes from the command line.
     options: ClassVar[tuple[Setting, ...]] = ()
+    # The paper's claims, as data: each paper declares them in its package's claims.py.
+    claims: ClassVar[tuple[Claim, ...]] = ()
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None) -> None:
         self.traces = traces
@@ -47,10 +49,6 @@ class Experiment(ABC):
     @abstractmethod
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         """Read finished runs only, write summary.csv and plots; return the files written."""
-
-    def claims(self) -> tuple[Claim, ...]:
-        """The paper's claims, as data (each experiment module declares its own)."""
-        return ()
 
     def resolved_options(self) -> dict[str, Any]:
         """The chosen options with every choice this machine would make decided (PRR's
@@ -97,5 +95,5 @@ class Experiment(ABC):
         behind it whose end hosts were late)."""
         mode = QUICK if cov.quick else FULL
         host_late = frozenset(r.path.name for r in cov.records() if hosts_late(r.metrics))
-        return ClaimReport(self.name, mode, tuple(evaluate_all(self.claims(), rows, mode,
+        return ClaimReport(self.name, mode, tuple(evaluate_all(self.claims, rows, mode,
                                                                self.name, host_late)))

@@ -9,7 +9,10 @@ is available and how to get the missing variant.
 The fast-recovery variants (`rh_cubic`, `3517_reno`, `prr_cubic`, ...: a
 recovery on top of a base CC, all from native/bpf/recovery.bpf.c) exist only
 as eBPF and are registered as `bpf_<recovery>_<base>`; kernel/recovery.py
-maps a (cc, recovery) request onto them.
+maps a (cc, recovery) request onto them. They implement `cong_control`, whose
+arguments changed in Linux 6.10, so each is built in both shapes
+(`<name>.args4.bpf.o`, `<name>.args2.bpf.o`) and the one the running kernel's
+BTF describes is registered (kernel/cong_control_shape.py).
 
 eBPF registrations are global to the machine while runs are separate
 processes, so registration is shared: under an flock'ed lock file, each
@@ -43,6 +46,8 @@ from core.errors import Unavailable
 from core.file_lock import exclusive_lock
 from core.processes import process_state
 from core.paths import ProjectPaths
+from kernel.cong_control_shape import (STRUCT_OPS_VALUE, BtfShapeError, CongControlShape,
+                                       KernelCcBtf, parse_kernel_cc_btf)
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +78,7 @@ class CcResolution:
     provider: str  # "builtin" | "module" | "ebpf"
     source_sha256: str | None  # eBPF only: sha256 of native/bpf/<name>.bpf.c
     detail: str  # one human line: how it was provided
+    shape: CongControlShape | None = None  # the recoveries: the cong_control shape built for
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,10 @@ class SystemLayer:
     def btf_present(self) -> bool:
         return KERNEL_BTF.exists()
 
+    def kernel_btf_raw(self) -> CommandResult:
+        """The running kernel's BTF as text, one line per type (several MB)."""
+        return self.run(["bpftool", "btf", "dump", "file", str(KERNEL_BTF), "format", "raw"])
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -157,6 +167,8 @@ class CongestionControlResolver:
         self.bpf_dir = bpf_dir or REPO_ROOT / "build" / "native" / "bpf"
         self.source_dir = source_dir or REPO_ROOT / "native" / "bpf"
         self.system = system or SystemLayer()
+        # The kernel does not change under a running process: its BTF is read once.
+        self._kernel_cc: KernelCcBtf | BtfShapeError | None = None
 
     @classmethod
     def for_project(cls, paths: ProjectPaths, state_dir: Path | None = None
@@ -218,6 +230,30 @@ class CongestionControlResolver:
             else:
                 result[name] = None
         return result
+
+    def why_unavailable(self, name: str) -> str:
+        """Why no provider serves the variant `name` here, in one line (reads only)."""
+        reasons = [f"not in {AVAILABLE_PATH.name}", f"no kernel module tcp_{name}"]
+        if name in ALL_EBPF_VARIANTS:
+            problems = self._ebpf_problems(name)
+            reasons.append("eBPF: " + ("; ".join(problems) if problems else "ready"))
+        else:
+            reasons.append("netrepro has no eBPF version")
+        return ", ".join(reasons)
+
+    def kernel_cc_btf(self) -> KernelCcBtf:
+        """struct_ops support and the cong_control shape, from the running kernel's BTF
+        (never from its version number). Raises BtfShapeError saying what is missing."""
+        if self._kernel_cc is None:
+            self._kernel_cc = self._read_kernel_cc_btf()
+        if isinstance(self._kernel_cc, BtfShapeError):
+            raise self._kernel_cc
+        return self._kernel_cc
+
+    def recovery_problems(self, name: str) -> list[str]:
+        """What prevents registering the recovery variant bpf_<name> here; empty when
+        nothing does (reads only)."""
+        return self._ebpf_problems(name)
 
     def cleanup_stale(self) -> list[str]:
         """Unregister our registrations whose holders are all dead; say what was done."""
@@ -282,8 +318,11 @@ class CongestionControlResolver:
             if impl == "kernel":
                 how.append("allow netrepro's eBPF version (impl auto or ebpf)")
             else:
-                how.append(f"build native/ so {self._display(self._object(name))} exists "
-                           "and register it as root")
+                try:
+                    what = f"so {self._display(self._object(name))} exists"
+                except BtfShapeError:
+                    what = "(it builds both cong_control shapes)"
+                how.append(f"build native/ {what} and register it as root")
         lines = [f"TCP congestion control {name!r} is not available (impl={impl})."]
         if impl == "ebpf" and name not in ALL_EBPF_VARIANTS:
             lines.append(f"netrepro has no eBPF implementation of {name}; "
@@ -298,7 +337,29 @@ class CongestionControlResolver:
     # --------------------------------------------------------- eBPF provider
 
     def _object(self, name: str) -> Path:
+        """The object to register; a recovery's is the one of this kernel's cong_control
+        shape (BtfShapeError when the kernel's BTF does not say)."""
+        if name in RECOVERY_VARIANTS:
+            return self.bpf_dir / f"{name}{self.kernel_cc_btf().shape.object_suffix}.bpf.o"
         return self.bpf_dir / f"{name}.bpf.o"
+
+    def _read_kernel_cc_btf(self) -> KernelCcBtf | BtfShapeError:
+        if not self.system.btf_present():
+            return BtfShapeError(f"{KERNEL_BTF} is missing: this kernel was built without "
+                                 "CONFIG_DEBUG_INFO_BTF, so neither struct_ops nor the shape "
+                                 "of its cong_control can be known")
+        if self.system.which("bpftool") is None:
+            return BtfShapeError("bpftool is not installed, so the kernel's BTF cannot be read "
+                                 "(Debian: apt-get install bpftool; Ubuntu: apt-get install "
+                                 "linux-tools-common linux-tools-$(uname -r))")
+        result = self.system.kernel_btf_raw()
+        if result.returncode != 0:
+            return BtfShapeError(f"`{' '.join(result.argv)}` failed (exit {result.returncode}):"
+                                 f"\n{result.output()}")
+        try:
+            return parse_kernel_cc_btf(result.stdout)
+        except BtfShapeError as e:
+            return e
 
     def _source(self, name: str) -> Path:
         if name in RECOVERY_VARIANTS:
@@ -314,6 +375,15 @@ class CongestionControlResolver:
 
     def _ebpf_problems(self, name: str) -> list[str]:
         """What prevents registering bpf_<name> here; empty when nothing does."""
+        if name in RECOVERY_VARIANTS:
+            try:
+                kernel = self.kernel_cc_btf()
+            except BtfShapeError as e:
+                return [f"cannot choose which build of {RECOVERY_SOURCE} to register: {e}"]
+            if not kernel.struct_ops:
+                return [f"the kernel's BTF has no {STRUCT_OPS_VALUE}: it cannot register a TCP "
+                        "congestion control from eBPF (struct_ops needs Linux >= 5.6 with "
+                        "CONFIG_BPF_JIT and CONFIG_DEBUG_INFO_BTF)"]
         obj, src = self._object(name), self._source(name)
         problems: list[str] = []
         if not obj.is_file():
@@ -355,7 +425,9 @@ class CongestionControlResolver:
         if notes:
             detail += "; " + "; ".join(notes)
         try:
-            yield CcResolution(requested, kernel_name, "ebpf", record.source_sha256, detail)
+            yield CcResolution(requested, kernel_name, "ebpf", record.source_sha256, detail,
+                               self.kernel_cc_btf().shape if name in RECOVERY_VARIANTS
+                               else None)
         finally:
             with self._locked():
                 self._release(kernel_name)

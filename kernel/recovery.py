@@ -95,12 +95,18 @@ class ServedRecovery:
         return self.resolution.kernel_name
 
     def facts(self) -> dict[str, Any]:
-        """What a run records: the request, the implementation and its source hash."""
+        """What a run records: the request, the implementation, its source hash and, for
+        eBPF, the shape of cong_control it was built for (None for the kernel's PRR)."""
         r = self.resolution
+        shape = r.shape
         return {"recovery": self.request.recovery, "recovery_cc": self.request.cc,
                 "recovery_impl": ("kernel" if self.request.impl == "kernel"
                                   else f"ebpf native/bpf/{RECOVERY_SOURCE}"),
                 "recovery_detail": RECOVERY_DESCRIPTIONS[self.request.recovery],
+                "recovery_cong_control": shape.label if shape else None,
+                "recovery_cong_control_args": shape.args if shape else None,
+                "recovery_cong_control_signature": shape.signature if shape else None,
+                "recovery_cwnd_stamp_written": shape.cwnd_stamp_writable if shape else None,
                 "cc_requested": r.requested, "cc_kernel_name": r.kernel_name,
                 "cc_provider": r.provider, "cc_source_sha256": r.source_sha256,
                 "cc_detail": r.detail}
@@ -121,4 +127,7 @@ def provide_recovery(resolver: CongestionControlResolver,
         if resolution.kernel_name != request.kernel_name:
             raise RecoveryMismatch(f"asked for {request.kernel_name}, the resolver provided "
                                    f"{resolution.kernel_name}")
+        if (resolution.shape is None) != (request.impl == "kernel"):
+            raise RecoveryMismatch(f"{request.kernel_name} was provided without the shape of "
+                                   "cong_control it was built for")
         yield ServedRecovery(request, resolution)

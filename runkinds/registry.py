@@ -8,12 +8,15 @@ from core.paths import ProjectPaths
 from core.run_kind import TOPOLOGY_OPTION, RunKind, UnknownRunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
+from runkinds.shared_bottleneck import SharedBottleneckKind
 from runkinds.switched_path import SwitchedPathKind
 from runkinds.trace_path import TracePathKind
 
 TRACE_PATH = TracePathKind()
 SWITCHED_PATH = SwitchedPathKind()
-KINDS: dict[str, RunKind] = {kind.name: kind for kind in (TRACE_PATH, SWITCHED_PATH)}
+SHARED_BOTTLENECK = SharedBottleneckKind()
+KINDS: dict[str, RunKind] = {kind.name: kind
+                             for kind in (TRACE_PATH, SWITCHED_PATH, SHARED_BOTTLENECK)}
 
 
 def kind_of(spec: RunSpec) -> RunKind:

@@ -70,13 +70,15 @@ class ManagedProcess:
     """A process started in a Mininet host, with its output in the artifact folder."""
 
     def __init__(self, host: MininetHost, args: list[str], out_dir: Path, label: str,
-                 on_process: Callable[[int, str], None]) -> None:
+                 on_process: Callable[[int, str], None],
+                 popen: Callable[..., subprocess.Popen[bytes]] | None = None) -> None:
+        """`popen` starts it (the host's, unless given: a box's, schemes/submission/box.py)."""
         self.label = label
         self.args = args
         self.stdout_path = out_dir / f"{label}.stdout"
         self.stderr_path = out_dir / f"{label}.stderr"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = host.popen(args, stdout=out, stderr=err)
+            self.proc = (popen or host.popen)(args, stdout=out, stderr=err)
         on_process(self.proc.pid, Path(args[0]).name)
 
     def running(self) -> bool:

@@ -12,7 +12,8 @@ from typing import Any
 from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
-from schemes import grump, sprout, submission, tcp, tcp_aqm
+from schemes import grump, sprout, tcp, tcp_aqm
+from schemes.submission import scheme as submission
 from schemes.base import Scheme
 from core.settings import Setting
 from schemes.table import SchemeEntry, SchemeParameterError

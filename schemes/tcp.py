@@ -52,9 +52,14 @@ class TcpScheme(Scheme):
     def __init__(self, cc: str, resolver: CongestionControlResolver, impl: str = "auto",
                  probe: TcpProbeSetup | None = None,
                  recovery: RecoveryRequest | None = None, both_directions: bool = False,
-                 name: str | None = None) -> None:
+                 name: str | None = None, port: int = IPERF_PORT,
+                 client_port: int | None = None) -> None:
         self.name = name or cc
         self.cc = cc
+        # The iperf3 server's port, and (without tcp_probe, which reserves one) the data
+        # connection's own: flows side by side to one receiver each have their own.
+        self.port = port
+        self.client_port = client_port
         # iperf3 --bidir: one bulk flow each way at once (the server sends the reverse one,
         # with the same congestion control, which iperf3 passes to it).
         self.both = both_directions
@@ -87,9 +92,14 @@ class TcpScheme(Scheme):
             self.resolution = stack.enter_context(self.resolver.resolve(self.cc, self.impl))
         except CcUnavailable as e:
             raise SchemeUnavailable(str(e)) from e
-        r = self.resolution
+        return self.use(self.resolution)
+
+    def use(self, r: CcResolution) -> dict[str, Any]:
+        """Run with `r`, provided by the caller (one provision serving several flows); the
+        facts for meta.json."""
+        self.resolution = r
         if is_dctcp(r.kernel_name):
-            self.dctcp = DctcpRun(r.kernel_name, r.provider, IPERF_PORT)
+            self.dctcp = DctcpRun(r.kernel_name, r.provider, self.port)
         return {"cc_requested": r.requested, "cc_kernel_name": r.kernel_name,
                 "cc_provider": r.provider, "cc_source_sha256": r.source_sha256,
                 "cc_detail": r.detail}
@@ -98,11 +108,11 @@ class TcpScheme(Scheme):
         if self.dctcp is not None:
             self.dctcp.setup(ends)
         self.server = ManagedProcess(
-            ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(IPERF_PORT),
+            ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(self.port),
                             "--rcv-timeout", str(IPERF_IDLE_TIMEOUT_MS)],
             ends.out_dir, "iperf3-server", ends.on_process)
         deadline = time.monotonic() + 5
-        while not _listening(ends.receiver, IPERF_PORT):
+        while not _listening(ends.receiver, self.port):
             if not self.server.running():
                 raise RuntimeError(f"iperf3 server exited: {self.server.stderr_tail()}")
             if time.monotonic() > deadline:
@@ -112,24 +122,31 @@ class TcpScheme(Scheme):
     def start_sender(self, ends: Endpoints, duration_s: float) -> None:
         assert self.resolution is not None, "prepare() first"
         self._ends = ends
-        args = ["iperf3", "-c", ends.receiver_ip, "-p", str(IPERF_PORT), "-J",
+        args = ["iperf3", "-c", ends.receiver_ip, "-p", str(self.port), "-J",
                 "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
         if self.both:  # the client receives too (iperf3 refuses the timeout otherwise)
             args += ["--bidir", "--rcv-timeout", str(IPERF_IDLE_TIMEOUT_MS)]
         args += self._start_probe(ends)
+        if self.recorder is None and self.client_port is not None:
+            args += ["--cport", str(self.client_port)]
         self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
                                      ends.on_process)
         if self.dctcp is not None:
-            self.dctcp.start(ends, self.recorder.client_port if self.recorder else None)
+            self.dctcp.start(ends, self.data_port())
         self._sampler = threading.Thread(target=self._sample_socket, args=(ends,), daemon=True)
         self._sampler.start()
+
+    def data_port(self) -> int | None:
+        """The data connection's local port, when known: the one tcp_probe reserved, else the
+        one given, else None (the busiest connection is then read as the data one)."""
+        return self.recorder.client_port if self.recorder is not None else self.client_port
 
     def _start_probe(self, ends: Endpoints) -> list[str]:
         """Start recording tcp_probe; the iperf3 arguments that bind the probed port."""
         if self.probe is None:
             return []
         try:
-            self.recorder = self.probe.start(ends.out_dir, IPERF_PORT, tag=ends.run_tag,
+            self.recorder = self.probe.start(ends.out_dir, self.port, tag=ends.run_tag,
                                              interfaces=_interfaces(ends))
         except ProbeUnavailable as e:
             log.warning("tcp_probe not recorded: %s", e)
@@ -137,7 +154,7 @@ class TcpScheme(Scheme):
             return []
         if self.both:
             try:
-                self.reverse_recorder = self.probe.start(ends.out_dir / REVERSE_DIR, IPERF_PORT,
+                self.reverse_recorder = self.probe.start(ends.out_dir / REVERSE_DIR, self.port,
                                                          tag=ends.run_tag,
                                                          reverse_of=self.recorder)
             except ProbeUnavailable as e:
@@ -170,11 +187,12 @@ class TcpScheme(Scheme):
         connection still opening may show the namespace's default: iperf3 sets the control
         on its data socket around the connect, and on a stretch where the SYN waits for the
         link it is sampled again."""
-        if self.recorder is None or self.resolution is None:
+        port = self.data_port()
+        if port is None or self.resolution is None:
             return True
-        port, expected = self.recorder.client_port, self.resolution.kernel_name
+        expected = self.resolution.kernel_name
         forward = _cc_from_ss(self.ss_sample, port) == expected
-        return forward and (not self.both or _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
+        return forward and (not self.both or _cc_from_ss(self.ss_reverse_sample, self.port,
                                                          peer_port=port + 1) == expected)
 
     def wait_sender(self, timeout_s: float) -> None:
@@ -233,8 +251,7 @@ class TcpScheme(Scheme):
         dctcp = self.dctcp.verify(report.get("end", {}).get("receiver_tcp_congestion")) \
             if self.dctcp is not None else None
         from_iperf = report.get("end", {}).get("sender_tcp_congestion")
-        from_ss = _cc_from_ss(self.ss_sample,
-                              self.recorder.client_port if self.recorder is not None else None)
+        from_ss = _cc_from_ss(self.ss_sample, self.data_port())
         expected = self.resolution.kernel_name
         facts = {"cc_requested": self.cc, "cc_used": from_iperf,
                  "recovery": self.recovery.recovery if self.recovery is not None else None,
@@ -269,7 +286,7 @@ class TcpScheme(Scheme):
                              "stream (--bidir needs iperf3 3.7 or later)")
         from_iperf = end.get("receiver_tcp_congestion")
         if self.recorder is not None:
-            from_ss = _cc_from_ss(self.ss_reverse_sample, IPERF_PORT,
+            from_ss = _cc_from_ss(self.ss_reverse_sample, self.port,
                                   peer_port=self.recorder.client_port + 1)
         else:  # ports unknown: the busiest connection the server's side holds
             from_ss = _cc_from_ss(self.ss_reverse_sample)

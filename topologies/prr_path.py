@@ -33,6 +33,7 @@ import json
 import logging
 import re
 import subprocess
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from core.active_runs import ActiveRun
 from core.errors import Unavailable
 from core.paths import ProjectPaths
 from kernel.offloads import disable_offloads
+from topologies.network_start import GuardedOVSSwitch, NetworkStartError, start_deadline
 from topologies.prr_config import PrrPathConfig
 from topologies.trace_link import TraceLink
 from topologies.trace_path import RECEIVER_IP, HostPair
@@ -63,6 +65,10 @@ INITIAL_CWND = 10
 SYSCTLS = {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_no_metrics_save": "1",
            "net.ipv4.tcp_early_retrans": "0"}
 OVS_MODULE = Path("/sys/module/openvswitch")
+# Hosts, switch, link, the controller up and the switch connected to it (its own deadline,
+# ready_timeout_s, is within this); a node's shell that dies fails it at once.
+NETWORK_START_TIMEOUT_S = 90.0
+PORT_TIMEOUT_S = 10.0  # for Open vSwitch to number a port it was given
 
 
 class OvsUnavailable(Unavailable):
@@ -132,7 +138,8 @@ class PrrPath(HostPair):
         setLogLevel("warning")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self._build()
+            with start_deadline(NETWORK_START_TIMEOUT_S, f"the PRR network of {self.prefix}"):
+                self._build()
         except BaseException:
             self._teardown()
             raise
@@ -151,9 +158,9 @@ class PrrPath(HostPair):
         # when a base class is: a plain Node made first in this process (a trace path's
         # middle node) leaves OVSSwitch without its OVSVersion. Set it up here, after
         # check_ovs() has made sure ovs-vsctl answers.
-        if not hasattr(OVSSwitch, "OVSVersion"):
-            OVSSwitch.setup()
-        self.switch = self.net.addSwitch(self.bridge, cls=OVSSwitch, failMode="secure",
+        if not hasattr(GuardedOVSSwitch, "OVSVersion"):
+            GuardedOVSSwitch.setup()
+        self.switch = self.net.addSwitch(self.bridge, cls=GuardedOVSSwitch, failMode="secure",
                                          datapath=self.datapath, protocols="OpenFlow10",
                                          dpid=dpid)
         self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
@@ -211,10 +218,19 @@ class PrrPath(HostPair):
         for port, intf in self.switch.intfs.items():
             if port == 0:
                 continue
-            got = self.switch.cmd("ovs-vsctl", "get", "Interface", str(intf), "ofport").strip()
+            # ovs-vswitchd assigns the number after ovs-vsctl returns: '[]' until it has (a
+            # busy machine's userspace datapath took seconds); -1 means it refused the port.
+            deadline = time.monotonic() + PORT_TIMEOUT_S
+            while True:
+                got = self.switch.cmd("ovs-vsctl", "get", "Interface", str(intf),
+                                      "ofport").strip()
+                if got != "[]" or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             if got != str(port):
-                raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}, "
-                                     f"expected {port}")
+                waited = f" after {PORT_TIMEOUT_S:g} s" if got == "[]" else ""
+                raise PathSetupError(f"bridge {self.bridge}: {intf} is OpenFlow port {got!r}"
+                                     f"{waited}, expected {port}")
 
     def check_alive(self) -> None:
         """Raise ControllerError or EmulatorFailed if a piece of the path died."""
@@ -246,11 +262,15 @@ class PrrPath(HostPair):
     def _stop_between(self) -> None:
         # After the link, before the hosts: the switch takes its ends of the sender's link
         # with it; the hosts' go with them.
-        if self.switch is not None:
-            self.switch.stop()
+        try:
+            if self.switch is not None:
+                self.switch.stop()
+        except NetworkStartError as e:  # its shell died: the controller still goes
+            log.warning("teardown: %s", e)
+        finally:
             self.switch = None
-        if self.controller is not None:
-            self.controller.stop()
+            if self.controller is not None:
+                self.controller.stop()
 
 
 def _read_sysctls(host: Host) -> dict[str, str]:

@@ -43,6 +43,7 @@ from core.processes import stop_child
 from kernel.offloads import disable_offloads
 from topologies import queue_log as queue_log_files
 from topologies.link_side import LinkSide
+from topologies.network_start import GuardedNode, NetworkStartError, entering_hint
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ class TraceLink(Link):
         if too_long:
             raise TraceLinkOptionError(f"TraceLink: interface names longer than {IFNAME_MAX} "
                                        f"characters: {too_long} (shorten the node names)")
-        self.middle = Node(middle_name, inNamespace=True)
+        self.middle: Node = GuardedNode(middle_name, inNamespace=True)
         self._on_process(self.middle.pid, f"mininet:{self.middle.name}")
         try:
             self.left = Link(node1, self.middle, port1=port1, intfName1=intfName1,
@@ -390,7 +391,9 @@ class TraceLink(Link):
             raise EmulatorFailed("link emulator was never started")
         code = self.process.poll()
         if code is not None:
-            raise EmulatorFailed(f"link emulator exited with status {code}: {self.stderr_tail()}")
+            tail = self.stderr_tail()
+            raise EmulatorFailed(f"link emulator exited with status {code}: {tail}"
+                                 + entering_hint(tail))
 
     def stop_emulator(self) -> int | None:
         """SIGTERM the emulator so it flushes its logs; returns its exit status."""
@@ -406,7 +409,10 @@ class TraceLink(Link):
         self.stop_emulator()
         for link in (self.left, self.right):
             if link.intf1 is not None and link.intf2 is not None:
-                link.stop()
+                try:
+                    link.stop()
+                except NetworkStartError as e:  # a shell that died cannot delete: go on
+                    log.warning("%s: %s", self, e)
         self.middle.terminate()
         if self._own_log_dir:
             shutil.rmtree(self.log_dir, ignore_errors=True)

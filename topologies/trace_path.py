@@ -9,7 +9,7 @@ import logging
 import secrets
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Callable
 
 from mininet.log import setLogLevel
 from mininet.net import Mininet
@@ -17,12 +17,16 @@ from mininet.node import Host
 
 from core.active_runs import ActiveRun
 from kernel import tcp_buffers
+from topologies.network_start import GuardedHost, NetworkStartError, start_deadline
 from topologies.trace_link import LinkSide, TraceLink
 
 log = logging.getLogger(__name__)
 
 SENDER_IP = "10.0.0.1"
 RECEIVER_IP = "10.0.0.2"
+# The whole set-up (hosts, the link's namespace, addresses, sysctls); it takes a second or
+# two. A node's shell that dies fails it at once (topologies/network_start.py).
+NETWORK_START_TIMEOUT_S = 60.0
 
 
 def new_prefix() -> str:
@@ -45,8 +49,8 @@ class HostPair:
         return self.active.prefix
 
     def add_hosts(self, net: Mininet) -> tuple[Host, Host]:
-        return (net.addHost(f"{self.prefix}s", ip=f"{SENDER_IP}/24"),
-                net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24"))
+        return (net.addHost(f"{self.prefix}s", cls=GuardedHost, ip=f"{SENDER_IP}/24"),
+                net.addHost(f"{self.prefix}r", cls=GuardedHost, ip=f"{RECEIVER_IP}/24"))
 
     @property
     def sender(self) -> Host:
@@ -63,16 +67,24 @@ class HostPair:
         self._teardown()
 
     def _teardown(self) -> None:
+        # A node whose shell died cannot be asked to remove anything: the rest goes on.
         if self.link is not None:
-            self.link.stop()
-        self._stop_between()
+            _despite_dead_shells(self.link.stop)
+        _despite_dead_shells(self._stop_between)
         if self.net is not None:
             for host in self.net.hosts:
-                host.terminate()
+                _despite_dead_shells(host.terminate)
             self.net = None
 
     def _stop_between(self) -> None:
         """What the path put between the hosts besides the link (nothing here)."""
+
+
+def _despite_dead_shells(step: Callable[[], None]) -> None:
+    try:
+        step()
+    except NetworkStartError as e:
+        log.warning("teardown: %s", e)
 
 
 class TracePath(HostPair):
@@ -95,17 +107,21 @@ class TracePath(HostPair):
         setLogLevel("warning")
         self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
         try:
-            sender, receiver = self.add_hosts(self.net)
-            self.link = self.net.addLink(sender, receiver, cls=TraceLink, **self.link_options)
-            self.net.build()
-            for host in (sender, receiver):
-                self.active.add(host.pid, f"mininet:{host.name}")
-                # IPv6 chatter (router solicitations, MLD) would cross the link too.
-                host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-                tcp_buffers.apply(host, self.tcp_buffer_profile)
-            # Static ARP: no broadcast has to cross the emulated link.
-            self.net.staticArp()
+            with start_deadline(NETWORK_START_TIMEOUT_S, f"the network of {self.prefix}"):
+                self._build(self.net)
         except BaseException:
             self._teardown()
             raise
         return self
+
+    def _build(self, net: Mininet) -> None:
+        sender, receiver = self.add_hosts(net)
+        self.link = net.addLink(sender, receiver, cls=TraceLink, **self.link_options)
+        net.build()
+        for host in (sender, receiver):
+            self.active.add(host.pid, f"mininet:{host.name}")
+            # IPv6 chatter (router solicitations, MLD) would cross the link too.
+            host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+            tcp_buffers.apply(host, self.tcp_buffer_profile)
+        # Static ARP: no broadcast has to cross the emulated link.
+        net.staticArp()

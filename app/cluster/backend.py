@@ -79,12 +79,25 @@ def parse_cluster(text: str) -> ClusterChoice:
 
 def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dict[str, str]]:
     """(the worker resources the run asks for, traces not in the manifest -> their sha256):
-    a slot and this code version, and what the run's kind needs.
+    its slots (one, unless its kind says more: core/run_kind.py), this code version, and
+    what the run's kind needs.
 
     Raises TraceError or OSError when such a trace cannot be read here."""
     from runkinds.registry import kind_of
-    needs, files = kind_of(spec).worker_needs(spec, traces)
-    return {RUNS: 1, CODE + code_version(): 1, **needs}, files
+    kind = kind_of(spec)
+    needs, files = kind.worker_needs(spec, traces)
+    return {RUNS: max(1, kind.slots(spec)), CODE + code_version(): 1, **needs}, files
+
+
+def within_workers(needs: Mapping[str, float],
+                   workers: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The needs with the slots asked for capped at the largest worker's: a run that takes
+    more slots than a worker has takes a whole worker (it runs alone there)."""
+    largest = max((have.get(RUNS, 0) for have in workers.values()), default=0)
+    capped = dict(needs)
+    if largest > 0:
+        capped[RUNS] = min(capped.get(RUNS, 1), largest)
+    return capped
 
 
 def unservable(needs: Mapping[str, float],
@@ -115,8 +128,8 @@ def unservable(needs: Mapping[str, float],
             parts.append(f"the OpenFlow controller {k[len(CONTROLLER):]} (./setup/install.sh "
                          "there; or plan the run with the other one: --controller)")
         elif k == CONTEST_BUILD:
-            parts.append("contest builds (the sandbox user and our native libraries: "
-                         "./setup/install.sh there, then restart its `repro worker`)")
+            parts.append("contest builds in boxes (bubblewrap, the box users and our native "
+                         "libraries: ./setup/install.sh there, then restart its `repro worker`)")
         else:
             parts.append(k)
     return "no worker can serve this run: none has " + "; ".join(parts)
@@ -185,7 +198,9 @@ class ClusterBackend:
             return RemoteOutcome(False, f"trace {e.filename}: {e.strerror}")
         except TraceError as e:
             return RemoteOutcome(False, str(e))
-        why = unservable(needs, self.workers())
+        workers = self.workers()
+        needs = within_workers(needs, workers)
+        why = unservable(needs, workers)
         if why:
             return RemoteOutcome(False, why)
         task = RemoteTask(experiment, spec.to_dict(), code_version(), self.session, files,

@@ -23,7 +23,7 @@ from app.cluster.backend import ClusterBackend, RemoteOutcome
 from app.cluster.submission import ShippedSubmission
 from core.results import ExperimentStore, read_json
 from core.runspec import RunSpec
-from schemes.submission import Sources
+from schemes.submission.sources import Sources
 
 Entry = dict[str, Any]
 

@@ -3,8 +3,8 @@
 The client compiles nothing: each trial's task carries the two source files and
 their sha256 (Sources.sha256; the run id holds its first 16 hex digits, the
 digest). The worker checks the hash and the API generation, then builds the
-sources with the build a local submit uses (schemes.submission.build: as the
-sandbox user, with limits) into its own var/contest-builds/<digest>/, where the
+sources with the build a local submit uses (schemes.submission.build: in a box of
+its own, with limits) into its own var/contest-builds/<digest>/, where the
 scheme `submission` of its run process finds the binary. One build per hash and
 code version on a worker: trials arriving side by side wait on a lock and reuse
 the binary (build.json beside it records the full hash and the code version it
@@ -25,9 +25,11 @@ from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 from core.results import read_json, write_json
 from schemes.base import SchemeUnavailable
-from schemes.sandbox import SandboxUnavailable, SandboxUser
-from schemes.submission import (BuildResult, Sources, SubmissionRefused, binary_path, build,
-                                build_inputs_missing, builds_dir)
+from schemes.submission.api import SubmissionRefused
+from schemes.submission.box_check import box_probe
+from schemes.submission.build import (BuildResult, binary_path, build, build_inputs_missing,
+                                      builds_dir)
+from schemes.submission.sources import Sources
 
 BUILD_RECORD = "build.json"
 MESSAGE_CHARS = 4000  # of the compiler's output, in a failed trial's reason
@@ -59,20 +61,19 @@ class WorkerBuild:
 
 
 def sandbox_build(sources: Sources, api: int, paths: ProjectPaths) -> BuildResult:
-    """The local submit's build: as the sandbox user, with the build's limits."""
-    return build(sources, api, paths, SandboxUser.lookup())
+    """The local submit's build: in a box of its own, with the build's limits."""
+    return build(sources, api, paths)
 
 
 def cannot_build(paths: ProjectPaths) -> str | None:
-    """Why this machine cannot build submissions (not root, no sandbox user, our libraries
-    not built), or None."""
+    """Why this machine cannot build and run submissions (not root, no box can be made or
+    it does not isolate, our libraries not built), or None. Makes a box to see."""
     if os.geteuid() != 0:
-        return ("not root: submissions are built and run as the sandbox user, which takes "
-                "root (start `repro worker` with sudo)")
-    try:
-        SandboxUser.lookup()
-    except SandboxUnavailable as e:
-        return str(e)
+        return ("not root: submissions are built and run in boxes, which takes root (start "
+                "`repro worker` with sudo)")
+    probe = box_probe(paths)
+    if not probe.ok:
+        return probe.detail
     return build_inputs_missing(paths)
 
 
@@ -129,7 +130,7 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
         started = time.monotonic()
         try:
             result = builder(sources, api, paths)
-        except (SchemeUnavailable, SandboxUnavailable, OSError) as e:
+        except (SchemeUnavailable, OSError) as e:
             return failed(f"submission {digest} cannot be built on worker {host}: {e}")
         facts["build_s"] = round(time.monotonic() - started, 2)
         built_at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())

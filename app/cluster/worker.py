@@ -6,7 +6,8 @@ version, every known trace it holds verified (name and hash), and each
 congestion control it can provide. A run asks for one `runs` and for each of
 the others it needs, so the scheduler never gives it to a worker that would run
 it on different code, traces or congestion controls. A worker that can build
-contest submissions (a sandbox user, our libraries built) reports `contest-build`;
+contest submissions (a box can be made and isolates, our libraries built: a probe
+box is made at start-up, schemes/submission/box_check.py) reports `contest-build`;
 a trial of `contest submit --cluster` carries the submission's sources and
 their hash and is built there first (app/cluster/submission.py). A worker with
 Open vSwitch running reports `openflow-switch`, and `controller:pox` or
@@ -25,6 +26,7 @@ run.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import logging
 import os
@@ -61,6 +63,13 @@ POLL_S = 0.5
 PR_SET_PDEATHSIG = 1
 
 
+@functools.lru_cache(maxsize=None)
+def contest_build_problem(paths: ProjectPaths) -> str | None:
+    """Why this worker cannot build and run submissions in boxes, or None (its probe box is
+    made once per worker process)."""
+    return cannot_build(paths)
+
+
 def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, float]:
     """This machine's report, as Dask worker resources (each token as many as `runs`, so
     only `runs` limits how many run side by side)."""
@@ -78,7 +87,7 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
         if provider is not None:
             tokens.append(CC + variant)
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")
-    if cannot_build(paths) is None:
+    if contest_build_problem(paths) is None:
         tokens.append(CONTEST_BUILD)
     tokens += openflow_tokens()
     resources: dict[str, float] = {RUNS: float(jobs)}
@@ -359,13 +368,14 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     resources = capabilities(paths, traces, jobs)
     trace_count = sum(k.startswith(TRACE) for k in resources)
     ccs = sorted(k[len(CC):] for k in resources if k.startswith(CC) and ":" not in k[len(CC):])
-    contest = "yes" if CONTEST_BUILD in resources else f"no ({cannot_build(paths)})"
+    contest = ("yes, each in a box of its own" if CONTEST_BUILD in resources
+               else f"no ({contest_build_problem(paths)})")
     controllers = sorted(k[len(CONTROLLER):] for k in resources if k.startswith(CONTROLLER))
     prr = (f"yes (controllers {', '.join(controllers) or 'none'})" if OPENFLOW in resources
            else "no (Open vSwitch is not installed or not running: ./repro doctor)")
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
           f"{code_version()}; {trace_count} traces verified; congestion controls "
-          f"{', '.join(ccs) or 'none'}; builds contest submissions: {contest}; PRR runs: "
+          f"{', '.join(ccs) or 'none'}; boxes contest submissions: {contest}; PRR runs: "
           f"{prr}; joining {scheduler}, listening on {listen}", file=out, flush=True)
 
     async def serve() -> None:

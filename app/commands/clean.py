@@ -32,4 +32,6 @@ def clean_ours(paths: ProjectPaths) -> list[str]:
     from kernel.tcp_probe_recorder import TcpProbeSetup
     report += [f"tcp_probe: {line}"
                for line in TcpProbeSetup(paths.state_dir / "tcp-probe").cleanup_stale()]
+    from schemes.submission.box import clean_unheld
+    report += clean_unheld()
     return report or ["nothing of ours was left over"]

@@ -2,10 +2,10 @@
 
     repro contest submit DIR_OR_FILES [--name TEAM] [--trace training|validation|testing|NAME]
                          [--trials N] [--json] [--force] [--cluster tcp://HOST:8786|local:N]
-    repro contest board
+    repro contest board [--publish-sources | --withdraw-sources]
 
-A submission is checked (schemes/submission.py: two files, one of the three API
-generations), built as the sandbox user, run N times (3 by default, as the
+A submission is checked (schemes/submission/: two files, one of the three API
+generations), built in a box of its own, run N times (3 by default, as the
 contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
@@ -15,8 +15,8 @@ or run on the client.
 
 Exit status: 0 at least one trial scored; 1 the submission failed (does not
 compile, or no trial scored: the reasons are printed); 2 refused (bad files,
-API, name, trace, arguments); 3 the machine cannot run it (not root, sandbox
-user or native build missing; with --cluster: no scheduler or Dask).
+API, name, trace, arguments); 3 the machine cannot run it (not root, no box can
+be made, native build missing; with --cluster: no scheduler or Dask).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.contest.leaderboard import board, write_leaderboards
+from experiments.contest.published_sources import set_published
 from app.executor import execute
 from app.commands.shared import traces_of
 from core.errors import EXIT_FAILED, EXIT_OK
@@ -38,8 +39,11 @@ from core.results import ExperimentStore, read_json, write_json
 from core.settings import Setting
 from core.traces import TraceError, TraceSet
 from experiments.contest.board import TRACE_ROLES, board_traces, contest_spec
-from schemes.sandbox import SandboxUnavailable, SandboxUser
-from schemes.submission import (GENERATIONS, Sources, SubmissionRefused, binary_path, build)
+from schemes.submission.box import box_unavailable
+from schemes.submission.box_users import BoxUnavailable
+from schemes.submission.api import GENERATIONS, SubmissionRefused
+from schemes.submission.build import binary_path, build
+from schemes.submission.sources import Sources
 
 EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -81,7 +85,14 @@ def add_parser(sub: Any) -> None:
                         help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
                              "local:N), each built on its worker from the sources shipped with "
                              "it (docs/cluster.md)")
-    actions.add_parser("board", help="redraw results/contest/leaderboard.html and its CSVs")
+    board_parser = actions.add_parser(
+        "board", help="redraw results/contest/leaderboard.html and its CSVs")
+    sources = board_parser.add_mutually_exclusive_group()
+    sources.add_argument("--publish-sources", action="store_true",
+                         help="from now on, link every team's sources from the leaderboard "
+                              "(copies readable by all; off by default: sources are root's)")
+    sources.add_argument("--withdraw-sources", action="store_true",
+                         help="stop linking the sources and remove the published copies")
 
 
 def team_name(given: str | None, sources: list[str]) -> str:
@@ -115,14 +126,24 @@ def resolve_trace(given: str, traces: TraceSet) -> tuple[str, str | None]:
 
 
 def _new_folder(root: Path, team: str, digest: str) -> Path:
+    """The submission's own folder; submissions/ and everything in it are root's only
+    (folders 0700, files 0600): a team's sources are nobody else's to read."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     folder = root / "submissions" / team / f"{stamp}-{digest}"
     n = 1
     while folder.exists():
         n += 1
         folder = root / "submissions" / team / f"{stamp}-{digest}-{n}"
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, mode=0o700)
+    for private in (root / "submissions", folder.parent, folder):
+        private.chmod(0o700)
     return folder
+
+
+def _private_text(path: Path, text: str) -> None:
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_text(text)
 
 
 def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -148,13 +169,15 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     cluster = getattr(args, "cluster", None)
     if cluster is None:
         if os.geteuid() != 0:
-            raise SandboxUnavailable("contest submit needs root (it builds and runs the code "
-                                     "as an unprivileged user, in network namespaces): use "
-                                     "sudo, or --cluster to run it on workers")
-        user = SandboxUser.lookup()
+            raise BoxUnavailable("contest submit needs root (it builds and runs the code in "
+                                 "boxes of its own, in network namespaces): use sudo, or "
+                                 "--cluster to run it on workers")
+        why = box_unavailable()
+        if why:
+            raise BoxUnavailable(f"cannot box submitted code here: {why}")
     elif cluster.startswith("local:") and os.geteuid() != 0:
-        raise SandboxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
-                                 "machine, as the sandbox user, which takes root: use sudo")
+        raise BoxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
+                             "machine, in boxes, which takes root: use sudo")
     digest = sources.digest
     root = paths.results_dir / EXPERIMENT
     folder = _new_folder(root, team, digest)
@@ -172,8 +195,9 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     if cluster is not None:
         return _submit_on_cluster(args, paths, traces, root, folder, record, sources)
 
-    built = build(sources, api, paths, user)
-    (folder / "build.log").write_text(built.log + "\n")
+    built = build(sources, api, paths)
+    _private_text(folder / "build.log", built.log + "\n")
+    record["build_box"] = built.box
     if not built.ok:
         print(f"build failed: {built.reason}; the compiler said:", file=sys.stderr)
         print(built.log, file=sys.stderr)
@@ -242,7 +266,7 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
         finally:
             for line in backend.close():
                 print(line, flush=True)
-    (folder / "build.log").write_text(build_log_text(trials, len(reused)) + "\n")
+    _private_text(folder / "build.log", build_log_text(trials, len(reused)) + "\n")
     record["trials"] = sorted(reused + trials.entries, key=lambda t: int(t["trial"]))
     record["cluster"] = args.cluster
     if trials.build_failed and not any(t["ok"] for t in record["trials"]):
@@ -268,6 +292,7 @@ def _score(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root
 def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root: Path,
             folder: Path, record: dict[str, Any], best: dict[str, Any] | None) -> int:
     write_json(folder / "submission.json", record)
+    (folder / "submission.json").chmod(0o600)
     boards = board_traces(root, traces)
     files = write_leaderboards(root, boards)
     page = next(f for f in files if f.name == "leaderboard.html")
@@ -300,8 +325,13 @@ def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, roo
     return EXIT_OK if best is not None else EXIT_FAILED
 
 
-def redraw(paths: ProjectPaths, traces: TraceSet) -> int:
+def redraw(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int:
     root = paths.results_dir / EXPERIMENT
+    if getattr(args, "publish_sources", False) or getattr(args, "withdraw_sources", False):
+        set_published(root, bool(args.publish_sources))
+        state = ("published: the leaderboard links every team's sources" if args.publish_sources
+                 else "withdrawn: not linked, copies removed")
+        print(f"sources     {state}")
     for f in write_leaderboards(root, board_traces(root, traces)):
         print(f"wrote {display(f)}")
     return EXIT_OK
@@ -312,5 +342,5 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     command line as the error it is."""
     traces = traces_of(args, paths)
     if args.contest_command == "board":
-        return redraw(paths, traces)
+        return redraw(paths, traces, args)
     return submit(args, paths, traces)

@@ -140,6 +140,16 @@ def check_congestion_controls(paths: ProjectPaths) -> list[Check]:
     return checks
 
 
+def check_experiment_kernels(paths: ProjectPaths, traces: TraceSet) -> list[Check]:
+    """Per experiment: which of its TCP variants and recoveries this kernel can serve."""
+    from app.commands.doctor_kernel import experiment_capabilities
+    from experiments.registry import all_experiments
+    from kernel.congestion_control import CongestionControlResolver
+    resolver = CongestionControlResolver.for_project(paths)
+    return [Check(f"kernel for {c.experiment}", c.ok, c.detail, c.fix, required=False)
+            for c in experiment_capabilities(all_experiments(traces), resolver)]
+
+
 def check_ovs() -> list[Check]:
     if shutil.which("ovs-vsctl") is None:
         return [Check("Open vSwitch", False, "ovs-vsctl not installed (PRR experiment)",
@@ -178,22 +188,20 @@ def required_traces(traces: TraceSet) -> set[str]:
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
-def check_contest_sandbox() -> list[Check]:
-    """`repro contest submit` builds and runs submitted code as an unprivileged user."""
-    from schemes.sandbox import SandboxUnavailable, SandboxUser
-    try:
-        user = SandboxUser.lookup()
-    except SandboxUnavailable as e:
-        return [Check("contest sandbox", False, str(e), INSTALL, required=False)]
-    return [Check("contest sandbox", True, f"user {user.name} (uid {user.uid}), prlimit, "
-                  "setpriv", required=False)]
+def check_contest_box(paths: ProjectPaths) -> list[Check]:
+    """`repro contest submit` builds and runs submitted code in boxes: one is made and probed."""
+    from schemes.submission.box_check import box_probe
+    probe = box_probe(paths)
+    return [Check("contest box", probe.ok, probe.detail, INSTALL, required=False)]
 
 
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
+    from app.commands.doctor_namespaces import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
-        lambda: check_congestion_controls(paths), check_ovs,
-        lambda: check_traces(traces, required_traces(traces)), check_contest_sandbox,
+        lambda: check_namespaces(paths), lambda: check_congestion_controls(paths),
+        lambda: check_experiment_kernels(paths, traces), check_ovs,
+        lambda: check_traces(traces, required_traces(traces)), lambda: check_contest_box(paths),
     ]
     failed = 0
     for group in groups:

@@ -66,7 +66,10 @@ def _result_files(root: Path) -> list[Path]:
     """Every file of an experiment's results, half-written runs (.tmp-*) left out. Run
     folders linked from the shared pool (results/runs) are followed: the bundle holds
     their files under the experiment, as plain files."""
-    found = [Path(d) / f for d, _, names in os.walk(root, followlinks=True) for f in names]
+    def unreadable(error: OSError) -> None:
+        raise error  # never a bundle that silently lacks a folder
+    found = [Path(d) / f for d, _, names in os.walk(root, followlinks=True, onerror=unreadable)
+             for f in names]
     return sorted(p for p in found if p.is_file()
                   and not any(part.startswith(".tmp-") for part in p.relative_to(root).parts)
                   and not p.name.endswith(".part"))
@@ -102,8 +105,13 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
     report = verify_results(chosen, results, traces)
     files: dict[str, Path] = {}
     for exp in chosen:
-        for path in _result_files(results / exp.name):
-            files[f"results/{path.relative_to(results).as_posix()}"] = path
+        try:
+            for path in _result_files(results / exp.name):
+                files[f"results/{path.relative_to(results).as_posix()}"] = path
+        except PermissionError as e:
+            print(f"error: cannot read {e.filename} (contest submissions are root's: their "
+                  "sources are private); pack as root: sudo ./repro pack", file=stream)
+            return None
     missing_traces = []
     for name in sorted(set().union(*(_trace_names(results / e.name) for e in chosen))):
         try:

@@ -17,7 +17,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, write_claims
+from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport
+from analysis.claims.report import write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from analysis.claims import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
+from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling

@@ -19,7 +19,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from analysis.claims import Claim
 from analysis.coverage import Coverage
 from experiments.contest.leaderboard import (BoardTrace, omniscient_entry, submission_records,
                                              write_leaderboards)
@@ -27,7 +26,7 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
 from experiments.base import Experiment
-from experiments.contest.claims import CLAIMS, OMNISCIENT
+from experiments.contest.claims import BOARD_CLAIMS, OMNISCIENT
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +69,7 @@ class Contest(Experiment):
     name = "contest"
     title = "Contest leaderboards: baselines on the training, validation and testing traces"
     quick_note = f"{', '.join(QUICK_BASELINES)} on the training trace"
+    claims = BOARD_CLAIMS
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         if quick:
@@ -82,9 +82,6 @@ class Contest(Experiment):
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         return write_leaderboards(out_dir, board_traces(out_dir, self.traces))
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per finished baseline run (with its board's `trace`), and one per board

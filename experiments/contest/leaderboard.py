@@ -14,8 +14,9 @@ Rows, ordered by score (ln throughput - ln 95% end-to-end delay, higher is bette
   computed from nothing). Older submissions of a team stay on disk.
 
 Every row that ran links to its two views (experiments/contest/views.py) and its run
-folder. Written: leaderboard.html (every board), leaderboard.csv (every row, with
-its trace) and leaderboard-<trace>.csv.
+folder; a submission's row links its sources only when the teacher published
+them (experiments/contest/published_sources.py). Written: leaderboard.html (every
+board), leaderboard.csv (every row, with its trace) and leaderboard-<trace>.csv.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any
 
 from experiments.contest.views import VIEW_STEMS, plot_run_views
 from analysis.omniscient import OmniscientResult, omniscient
+from experiments.contest.published_sources import FOLDER, is_published, publish
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
 from core.results import ExperimentStore, read_json
@@ -170,14 +172,19 @@ def submission_entries(root: Path, records: list[RunRecord], trace: BoardTrace
         runs = [by_dir[Path(t["run"]).name] for t in trials
                 if t.get("ok") and Path(t.get("run", "")).name in by_dir]
         best = _best(runs)
-        links = {"sources": os.path.relpath(folder, root)}
+        # The sources only when the teacher published them (published_sources.py).
+        published = is_published(root)
+        links = {"sources": publish(root, team, folder)} if published else {}
         for r in runs:
             if r is not best:
                 views = _views(root, r, f"{team} on {trace.name}, trial {r.spec.trial}")
                 if "throughput" in views:
                     links[f"trial {r.spec.trial}"] = views["throughput"]
-        if older.get(team):
-            links["history"] = os.path.relpath(folder.parent, root)
+        if older.get(team) and published:
+            for other, sub_other in submission_records(root):
+                if sub_other.get("team", other.parent.name) == team:
+                    publish(root, team, other)
+            links["history"] = os.path.relpath(root / FOLDER / team, root)
         entry = BoardEntry(
             "submission", team, status="scored" if best else "failed",
             reason="" if best else str(sub.get("reason") or _trial_reasons(trials)),

@@ -23,7 +23,6 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from analysis.claims import BOTH, Claim, EveryGroup, OnFrontier, Pair
 from analysis.coverage import Coverage, missing_notes
 from analysis.frontier import RegionPoint, convex_frontier, pareto_efficient
 from analysis.omniscient import OmniscientResult, omniscient
@@ -34,34 +33,9 @@ from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet, trace_duration_ms
 from experiments.base import Experiment
+from experiments.contest.claims import PAPER_POPULATION, REGION_CLAIMS
 from experiments.contest.families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES, TRAINING,
                                           family_of, is_marked, params_text)
-
-PAPER_POPULATION = "about 3,000 student protocols"
-SOURCE = "Sivaraman et al., Protocol Design Contests, CCR 2014 (Figures 7 and the text)"
-
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        id="sprout-on-frontier", mode=BOTH, source=SOURCE,
-        text="Sprout (at its default, 95% confidence) lies on the achievability region's frontier",
-        paper=f"on the frontier of {PAPER_POPULATION}",
-        reason="our population is sampled on a coarse grid of each family's parameters, so "
-               "the frontier between two vertices is a chord, and a run's throughput moves "
-               "by a few percent from run to run on a shared machine: 5% admits both, and "
-               "still fails a protocol clearly inside the region",
-        check=OnFrontier("Sprout", 0.05)),
-    *(Claim(
-        id=f"{winner}-vs-sprout", mode=BOTH, source=SOURCE,
-        text=f"The 2013 winner {winner} scores about as well as Sprout or slightly better",
-        paper="two student protocols did slightly better than or about as well as Sprout",
-        reason="the paper gives words, not numbers; 0.10 in ln(throughput/delay) is a 10% "
-               "worse throughput-to-delay ratio, the most we would still call 'about as well' "
-               "given a few percent of run-to-run noise in each of throughput and delay",
-        # score[winner] >= score[Sprout] - 0.10 over the protocols' rows (one each)
-        check=EveryGroup("score", ">=", "score", group_by=(), pair=Pair("name", winner, "Sprout"),
-                         slack=-0.10))
-      for winner in ("dasjoshma", "johnnybameesh")),
-)
 
 # Where each marked protocol's name goes (points, alignment): apart, as they sit close.
 MARK_OFFSETS = {"Sprout": (-12, 6, "right"), "dasjoshma": (12, -10, "left"),
@@ -126,12 +100,10 @@ class ContestRegion(Experiment):
     name = "contest-region"
     title = "The achievability region on the contest's training trace"
     quick_note = f"each family's quick sweep, first {QUICK_DURATION_S:g} s"
+    claims = REGION_CLAIMS
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return region_matrix(self.name, TRAINING, quick, trials)
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per protocol (its trials' mean), named, as the frontier needs."""

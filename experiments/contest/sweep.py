@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.claims import Claim
 from analysis.coverage import Coverage, missing_notes
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
@@ -39,13 +38,9 @@ class ContestSweep(Experiment):
     x_label: str
     lines: str
     lines_label: str
-    claims_data: tuple[Claim, ...] = ()
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return self.family.runs(self.name, TRAINING, quick, trials)
-
-    def claims(self) -> tuple[Claim, ...]:
-        return self.claims_data
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per finished run of the matrix: its metrics and parameters."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.claims import BOTH, Claim, RankChanges, spearman
+from analysis.claims.checks import spearman
 from analysis.coverage import Coverage, missing_notes
 from analysis.plotting import new_grid, readable_log_axis, save
 from analysis.scheme_labels import scheme_style
@@ -30,22 +30,11 @@ from analysis.summary import write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from experiments.base import Experiment
+from experiments.contest.claims import TRAIN_TEST_CLAIMS
 from experiments.contest.families import (DELAY_MS, QUICK_DURATION_S, REGION_FAMILIES, TESTING,
                                           TRAINING, Family, family_of)
 from experiments.contest.region import protocol_rows
 
-SOURCE = "Sivaraman et al., Protocol Design Contests, CCR 2014 (Figure 8 and the text)"
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        id="ranking-disperses", mode=BOTH, source=SOURCE,
-        text="Protocols tuned on the training trace disperse on a testing trace from another "
-             "network and day: their order by score is not kept",
-        paper="the protocols' performance on the testing trace dispersed from the training "
-              "trace's",
-        reason="rho 1 is the same order on both traces; 0.95 allows a few neighbours to swap "
-               "by noise and still says the order held, so only a real reshuffle passes",
-        check=RankChanges("score", 0.95)),
-)
 METRICS = ("throughput_mbps", "utilization", "p95_e2e_delay_ms", "score", "capacity_mbps")
 COLUMNS = ["name", "family", "scheme", "params",
            *[f"{side}_{m}" for side in ("train", "test") for m in METRICS],
@@ -61,6 +50,7 @@ class ContestTrainTest(Experiment):
     name = "contest-train-test"
     title = "Training against testing: the same protocols on two networks"
     quick_note = f"every other quick setting of each family, first {QUICK_DURATION_S:g} s"
+    claims = TRAIN_TEST_CLAIMS
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         specs = []
@@ -70,9 +60,6 @@ class ContestTrainTest(Experiment):
                                 quick=thinned(family, True))
                 specs += picked.runs(self.name, trace, quick, trials)
         return specs
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per protocol: its training and its testing numbers side by side."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.claims import Claim
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
@@ -17,7 +16,7 @@ from core.results import ExperimentStore
 from core.traces import TraceError, trace_duration_ms
 from core.runspec import RunSpec, make_params
 from experiments.base import Experiment
-from experiments.contest.warmup_a_claims import CLAIMS
+from experiments.contest.claims import WARMUP_A_CLAIMS
 
 FULL_WINDOWS = (*range(1, 11), 15, 20, 25, 30, 35, 40, 45, 50, 75, 100, 125, 150, 175, 200,
                 250, 350)
@@ -37,6 +36,7 @@ class ContestWarmupA(Experiment):
     name = "contest-warmup-a"
     title = "Contest warm-up A: fixed window sweep on Verizon-LTE-short"
     quick_note = f"windows {', '.join(map(str, QUICK_WINDOWS))}, first {QUICK_DURATION_S:g} s"
+    claims = WARMUP_A_CLAIMS
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         windows = QUICK_WINDOWS if quick else FULL_WINDOWS
@@ -46,9 +46,6 @@ class ContestWarmupA(Experiment):
                         duration_s=duration, trial=t, params=make_params(window=w),
                         options=self.run_options())
                 for t in range(1, trials + 1) for w in windows]
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         records = latest_per_run(prefer_full_runs(finished_runs(store)))

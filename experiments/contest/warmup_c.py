@@ -7,23 +7,9 @@ The assignment gives no numbers; the claim is about the mechanism.
 """
 from __future__ import annotations
 
-from analysis.claims import BOTH, Claim, Monotone, Slack
+from experiments.contest.claims import WARMUP_C_CLAIMS
 from experiments.contest.families import DELAY_TRIGGER
 from experiments.contest.sweep import ContestSweep
-
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        id="shrink-threshold-sets-delay", mode=BOTH,
-        source="the delay trigger's mechanism (warm-up C poses the sweep without numbers)",
-        text="At each grow-below threshold, a higher shrink-above threshold gives no less "
-             "p95 end-to-end delay",
-        paper="(none: the warm-up asks the student to find out)",
-        reason="the window shrinks only once the RTT passes the upper threshold, so the "
-               "queue it keeps grows with that threshold; outages dominate the p95 when "
-               "thresholds are close, and timer jitter moves it a few percent: 10%",
-        check=Monotone("high_rtt_ms", "p95_e2e_delay_ms", Slack(relative=0.10), min_points=2,
-                       group_by=("low_rtt_ms",))),
-)
 
 
 class ContestWarmupC(ContestSweep):
@@ -33,4 +19,4 @@ class ContestWarmupC(ContestSweep):
     family = DELAY_TRIGGER
     x, x_label = "high_rtt_ms", "shrink above (ms)"
     lines, lines_label = "low_rtt_ms", "grow below (ms)"
-    claims_data = CLAIMS
+    claims = WARMUP_C_CLAIMS

@@ -2,7 +2,7 @@
 
 Every tolerance and its reason was written before any run of this experiment
 was looked at; none is to be changed to make a claim pass. Each claim is an
-`EveryGroup` check (analysis/claims.py): it is evaluated on the median over
+`EveryGroup` check (analysis/claims/checks.py): it is evaluated on the median over
 trials of each cell (pattern, size, congestion control, controller, path), and
 must hold in every cell where it can be evaluated; comparisons between
 recoveries pair the two recoveries of the same cell. Only runs whose losses
@@ -10,7 +10,8 @@ were exactly the plan count (`drops_as_planned`; any other run fails anyway).
 """
 from __future__ import annotations
 
-from analysis.claims import BOTH, Claim, EveryGroup, OneOf, Pair, where
+from analysis.claims.checks import EveryGroup, Pair
+from analysis.claims.model import BOTH, Claim, OneOf, where
 
 KERNEL_PRR, BPF_PRR, RATE_HALVING, RFC3517 = "prr-kernel", "prr-bpf", "rate-halving", "rfc3517"
 RECOVERIES = (RATE_HALVING, RFC3517, KERNEL_PRR, BPF_PRR)
@@ -39,15 +40,19 @@ CLAIMS: tuple[Claim, ...] = (
                "the next ACK is processed, so the first sample after the exit shows it; one "
                "segment admits integer rounding of PRR's last step"),
     Claim(
-        id="ssthresh-is-beta-of-window", source=SOURCE, mode=BOTH,
+        id="ssthresh-is-beta-of-window", source=OURS, mode=BOTH,
         text="ssthresh at recovery entry is half the pre-loss window under Reno, 0.7 of it "
              "under Cubic",
-        paper="ssthresh = 0.5 (Reno) / 0.7 (Cubic) of the window at the loss",
+        paper="(our check: the target PRR spreads the reduction over is the congestion "
+              "control's ssthresh, 0.5 (Reno) / 0.7 (Cubic) of the window at the loss; a "
+              "precondition of Figure 2, not one of its findings)",
         check=EveryGroup("ssthresh_entry", "~", "cwnd_entry", WITH_RECOVERY,
                          where=_valid(recovery=OneOf(RECOVERIES)),
                          scale_by=("cc", tuple(BETA.items())), slack=1),
         reason="the kernel truncates beta x cwnd to whole segments, and the pre-loss window is "
-               "read from the last tcp_probe sample before the state change"),
+               "read from the last tcp_probe sample before the state change. Labelled ours: "
+               "the paper takes the congestion control's ssthresh as given, so this checks "
+               "our set-up, not the paper"),
     Claim(
         id="rate-halving-ends-below", source=SOURCE, mode=BOTH,
         text="Rate halving ends recovery with cwnd below ssthresh",

@@ -9,7 +9,7 @@ cong_control, and the kernel's own PRR (kernel/recovery.py); Cubic by
 default, Reno selectable. Outputs per pattern and size a figure
 (experiments/prr/plot.py) and summary.csv; the paper's claims are declared in
 experiments/prr/claims.py and evaluated by the shared mechanism
-(analysis/claims.py) on the summary rows of the runs of the matrix.
+(analysis/claims/) on the summary rows of the runs of the matrix.
 
 Run options (each part of the run's id, see OPTIONS): pattern, size,
 recovery, cc, controller, bottleneck, rtt. The spec's data/ack traces
@@ -22,7 +22,6 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.claims import Claim
 from analysis.coverage import Coverage
 from experiments.prr.plot import plot_recoveries
 from analysis.prr_run import load_prr_run, prr_run_metrics
@@ -101,6 +100,7 @@ class PrrFig2(Experiment):
     options = OPTIONS
 
     quick_note = "32 KB only, every pattern and recovery"
+    claims = CLAIMS
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
@@ -125,9 +125,10 @@ class PrrFig2(Experiment):
         controller = resolve_controller(self.controller)
         return [RunSpec(experiment=self.name, scheme=self.cc, data_trace=rate, ack_trace=rate,
                         delay_ms=self.rtt // 2, queue="infinite", duration_s=None, trial=t,
-                        options=make_params(topology=SWITCHED_PATH.name, pattern=pattern, size=size,
-                                            recovery=recovery, controller=controller,
-                                            bottleneck=self.bottleneck, rtt=self.rtt))
+                        options=make_params(topology=SWITCHED_PATH.name, pattern=pattern,
+                                            size=size, recovery=recovery,
+                                            controller=controller, bottleneck=self.bottleneck,
+                                            rtt=self.rtt))
                 for t in range(1, trials + 1) for pattern in patterns for size in sizes
                 for recovery in recoveries]
 
@@ -154,9 +155,6 @@ class PrrFig2(Experiment):
             stale.unlink()
             log.info("removed %s: the claims are in claims.json and claims.md", stale)
         return files
-
-    def claims(self) -> tuple[Claim, ...]:
-        return CLAIMS
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """summary.csv's rows for the runs of the matrix (the claims take the medians over

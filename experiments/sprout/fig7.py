@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from analysis.claims import Claim
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
 from analysis.run_metrics import REVERSE
@@ -152,6 +151,7 @@ class SproutFig7(TradeoffExperiment):
     name = "sprout-fig7"
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
     quick_note = "one stretch of each trace pair, every scheme, both directions at once"
+    claims = FIG7_CLAIMS
     options = TradeoffExperiment.options + (SUBSTITUTE_OPTION, NETWORKS_OPTION, SCHEMES_OPTION)
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
@@ -237,9 +237,6 @@ class SproutFig7(TradeoffExperiment):
         return [c for c in cov.cells if c.spec.data_trace == f"{panel.base}.down"]
 
     # --------------------------------------------------------------- the figures
-
-    def claims(self) -> tuple[Claim, ...]:
-        return FIG7_CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         cov = self.coverage(store)

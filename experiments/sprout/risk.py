@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from analysis.claims import Claim
 from analysis.coverage import missing_notes
 from analysis.plotting import new_figure, save
 from analysis.scheme_labels import display_name, scheme_style
@@ -53,6 +52,7 @@ class SproutRisk(TradeoffExperiment):
     name = "sprout-risk"
     title = "Sprout's confidence parameter: throughput vs self-inflicted delay"
     quick_note = "one stretch of the T-Mobile 3G traces, both directions at once"
+    claims = RISK_CLAIMS
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  confidences: Sequence[float] = CONFIDENCES,
@@ -100,9 +100,6 @@ class SproutRisk(TradeoffExperiment):
                    for s, p in sprout_paper.FIGURE7[sprout_paper.RISK_TRACE].items()
                    if s in self.references]
         return points
-
-    def claims(self) -> tuple[Claim, ...]:
-        return RISK_CLAIMS
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
         cov = self.coverage(store)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.paths import ProjectPaths
-from kernel.congestion_control import CcUnavailable, CongestionControlResolver
+from kernel.congestion_control import RECOVERY_VARIANTS, CcUnavailable, CongestionControlResolver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,9 +29,13 @@ def _real_bpf_dir() -> Path:
 def _require_root_and_objects(variant: str = "vegas") -> None:
     if os.geteuid() != 0:
         pytest.skip("registering struct_ops needs root")
-    obj = _real_bpf_dir() / f"{variant}.bpf.o"
-    assert obj.is_file(), (f"{obj} is not built: build native/ "
-                           "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
+    # The recoveries are built once per shape of the kernel's cong_control.
+    names = ([f"{variant}.args{n}" for n in (2, 4)] if variant in RECOVERY_VARIANTS
+             else [variant])
+    for name in names:
+        obj = _real_bpf_dir() / f"{name}.bpf.o"
+        assert obj.is_file(), (f"{obj} is not built: build native/ "
+                               "(or set NETREPRO_BPF_DIR to a build's bpf/ folder)")
     # A run of this project that was killed leaves its registration until the
     # next run or `./repro clean` removes it; do what `./repro clean` does.
     CongestionControlResolver(state_dir=ProjectPaths().cc_state_dir,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.paths import ProjectPaths
-from schemes.submission import Sources
+from schemes.submission.sources import Sources
 from tests.integration.test_contest_submit import (TODAY, TRACE, last_json, submit,  # noqa: F401
                                                    tiny_traces, variant)
 

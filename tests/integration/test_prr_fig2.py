@@ -11,6 +11,7 @@ from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.traces import TraceSet
 from experiments.prr.fig2 import PrrFig2
+from kernel.congestion_control import CongestionControlResolver
 
 
 @pytest.mark.parametrize("pattern, recovery", [("heavy", "prr-kernel"),
@@ -32,6 +33,10 @@ def test_one_run_drops_exactly_the_plan_and_reads_the_kernel(
     assert m["window_valid"] is True, m["window_verdict"]
     meta = json.loads((outcome.path / "meta.json").read_text())
     assert meta["verification"]["cc_used"] == meta["provider"]["cc_kernel_name"]
+    # An eBPF recovery records the shape of cong_control it was built for: this kernel's.
+    shape = CongestionControlResolver.for_project(paths).kernel_cc_btf().shape
+    assert meta["provider"]["recovery_cong_control_args"] == (
+        None if recovery == "prr-kernel" else shape.args)
     assert meta["captures"]["sender"]["dropped_by_kernel"] == 0
     assert meta["controller"]["dropped_segments"] == planned
     for name in ("sender.pcap", "receiver.pcap", "tcp-probe.csv", "controller-log.jsonl"):

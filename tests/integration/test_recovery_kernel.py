@@ -68,8 +68,8 @@ class KernelEpisode:
 
 def _paths() -> ProjectPaths:
     paths = ProjectPaths()
-    for name in ["segment_dropper"] + [f"{r}_{b}" for r in ("rh", "3517", "prr")
-                                       for b in ("reno", "cubic")]:
+    for name in ["segment_dropper"] + [f"{r}_{b}.args{n}" for r in ("rh", "3517", "prr")
+                                       for b in ("reno", "cubic") for n in (2, 4)]:
         obj = paths.build_dir / "bpf" / f"{name}.bpf.o"
         if not obj.is_file():
             pytest.fail(f"{obj} is not built: build native/ (cmake -S native -B build/native "

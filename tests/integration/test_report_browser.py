@@ -135,7 +135,7 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
     assert {sid for sid, rows in tables if rows} == set(sections), tables
     for exp in all_experiments(traces):
         rows = dict(tables)[exp.name]
-        assert rows == len(exp.claims()), f"{exp.name}: {rows} claim rows"
+        assert rows == len(exp.claims), f"{exp.name}: {rows} claim rows"
     sideways = browser.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth]")
     assert sideways[0] <= sideways[1], f"the page scrolls sideways at {width} px: {sideways}"

@@ -50,7 +50,7 @@ def _bench(runner: FakeRunner, reason: str | None) -> tuple[int, dict, list[str]
 def test_cwnd_series_holds_the_last_sample_at_each_step() -> None:
     t = np.array([10.0, 10.05, 10.25, 10.31])
     cwnd = np.array([10, 12, 20, 7])
-    assert cwnd_series(t, cwnd, 0.1).tolist() == [10, 12, 12, 20]
+    assert list(cwnd_series(t, cwnd, 0.1)) == [10, 12, 12, 20]
     assert cwnd_series(np.zeros(0), np.zeros(0)).size == 0
 
 

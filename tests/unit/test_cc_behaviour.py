@@ -34,13 +34,13 @@ def test_queue_occupancy_counts_arrivals_drops_and_departures(tmp_path: Path) ->
     # ms 0: three arrive (one of them dropped); ms 1: one leaves; ms 3: one leaves.
     log = parse_log(_log(tmp_path, ["1000 + 1504", "1000 + 1504", "1000 + 1504",
                                     "1000 d 1 1504", "1001 - 1504 1", "1003 - 1504 3"]))
-    assert queue_occupancy_per_ms(log).tolist() == [2, 1, 1, 0]
+    assert list(queue_occupancy_per_ms(log)) == [2, 1, 1, 0]
 
 
 def test_steady_queue_is_the_second_half_of_the_span(tmp_path: Path) -> None:
     lines = [f"{1000 + t} + 1504" for t in range(0, 10)] + ["1009 - 1504 0"]
     q = steady_queue(parse_log(_log(tmp_path, lines)))
-    assert q.tolist() == [6, 7, 8, 9, 9]
+    assert list(q) == [6, 7, 8, 9, 9]
 
 
 def test_loss_episode_takes_the_window_before_and_ssthresh_inside() -> None:

@@ -23,6 +23,7 @@ from kernel.congestion_control import (CcUnavailable, CommandResult, CongestionC
                                        SystemLayer)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+BTF_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "btf"
 
 
 @dataclass
@@ -40,6 +41,9 @@ class FakeMachine:
     register_failure: str | None = None
     register_delay_s: float = 0.0
     commands: list[tuple[str, ...]] = field(default_factory=list)
+    # What `bpftool btf dump file /sys/kernel/btf/vmlinux format raw` prints.
+    btf_raw: str = field(default_factory=lambda: (BTF_FIXTURES / "cong_control_args4.raw")
+                         .read_text())
 
 
 class FakeSystem(SystemLayer):
@@ -66,6 +70,8 @@ class FakeSystem(SystemLayer):
         if argv[0] == "modinfo":
             ok = argv[-1] in m.installable_modules
             return CommandResult(argv, 0 if ok else 1, "", "" if ok else "not found")
+        if argv[:4] == ("bpftool", "btf", "dump", "file"):
+            return CommandResult(argv, 0, m.btf_raw, "")
         if argv[:3] == ("bpftool", "-j", "struct_ops"):
             listing = [{"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
                        for i, n in sorted({**m.struct_ops, **m.lingering}.items())]

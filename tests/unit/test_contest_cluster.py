@@ -1,6 +1,6 @@
 """`contest submit --cluster`: sources shipped with each trial, built on the worker by hash.
 
-No root, no compiler run, no network: the sandboxed build is replaced by a stand-in
+No root, no compiler run, no network: the boxed build is replaced by a stand-in
 that writes (or fails to write) the binary, and the scheduler is an in-process
 Dask cluster whose run is a stand-in too. What is tested: what a task carries,
 where and when a worker builds, what a compile error becomes, and what the client
@@ -32,8 +32,9 @@ from core.runspec import RunSpec
 from core.traces import ManifestEntry, TraceSet
 from core.worker_resources import CODE, CONTEST_BUILD, RUNS, trace_resource
 from experiments.contest.board import contest_spec
-from schemes.sandbox import SandboxUnavailable
-from schemes.submission import BINARY, BuildResult, Sources, binary_path
+from schemes.submission.box_users import BoxUnavailable
+from schemes.submission.build import BINARY, BuildResult, binary_path
+from schemes.submission.sources import Sources
 from tests.unit.fake_runs import trace_set, write_trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "contest"
@@ -44,7 +45,7 @@ COMPILER_SAID = ("controller.cc: In member function 'unsigned int Controller::wi
 
 
 class FakeBuilder:
-    """Stands in for the sandboxed compile: installs a binary where the scheme looks."""
+    """Stands in for the boxed compile: installs a binary where the scheme looks."""
 
     def __init__(self, fails: bool = False) -> None:
         self.fails = fails
@@ -373,7 +374,7 @@ def test_without_root_local_workers_are_refused_and_a_worker_builds_nothing(
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     args = _args(TODAY)
     args.cluster = "local:2"
-    with pytest.raises(SandboxUnavailable, match="takes root"):
+    with pytest.raises(BoxUnavailable, match="takes root"):
         submit(args, paths, trace_set(tmp_path / "traces"))
     why = cluster_submission.cannot_build(paths)
     assert why is not None and why.startswith("not root")

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from analysis.claims import (FAIL, FULL, NOT_RUN, PASS, QUICK, Claim, ClaimDeclarationError,
-                             EveryGroup, Monotone, OnFrontier, Pair, RankChanges, Slack,
-                             evaluate_all, spearman)
+from analysis.claims.checks import EveryGroup, Monotone, Pair, RankChanges, Slack, spearman
+from analysis.claims.model import (FAIL, FULL, NOT_RUN, PASS, QUICK, Claim, ClaimDeclarationError,
+                                   evaluate_all)
 from core.traces import TraceSet
 from analysis.frontier import RegionPoint, convex_frontier, frontier_throughput, pareto_efficient
 from core.results import ExperimentStore
 from experiments.contest.board import Contest
+from experiments.contest.claims import OnFrontier
 from experiments.contest.families import AIMD, DELAY_TRIGGER, TESTING, TRAINING
 from experiments.contest.region import ContestRegion
 from experiments.contest.train_test import ContestTrainTest

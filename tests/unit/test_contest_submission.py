@@ -1,4 +1,4 @@
-"""Submissions: the API generations, refusals before compiling, names, traces, the sandbox."""
+"""Submissions: the API generations, refusals before compiling, names, traces, failures."""
 from __future__ import annotations
 
 import argparse
@@ -9,10 +9,12 @@ import pytest
 from app import cli
 from app.commands.contest import resolve_trace, team_name
 from core.traces import TraceError
-from schemes import submission
+from schemes.submission import scheme as submission_scheme
+from schemes.submission import sources as submission_sources
 from core.errors import RunInvalid
-from schemes.sandbox import Limits, SandboxUser, signal_name
-from schemes.submission import Sources, SubmissionRefused, check_api
+from schemes.submission.api import SubmissionRefused, check_api
+from schemes.submission.limits import signal_name
+from schemes.submission.sources import Sources
 from tests.unit.fake_runs import trace_set, write_trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "contest"
@@ -63,7 +65,7 @@ def test_sources_from_a_folder_or_two_files_and_nothing_else(tmp_path: Path) -> 
     folder = FIXTURES / "sourdough-fe9708b"
     a = Sources.collect([folder])
     b = Sources.collect([folder / "controller.cc", folder / "controller.hh"])
-    assert a.digest == b.digest and len(a.digest) == submission.HASH_CHARS
+    assert a.digest == b.digest and len(a.digest) == submission_sources.HASH_CHARS
     other = tmp_path / "x"
     other.mkdir()
     (other / "controller.hh").write_bytes(a.header)
@@ -107,7 +109,7 @@ def test_traces_by_role_or_name_and_missing_ones_refused(tmp_path: Path) -> None
 
 def test_submit_refuses_before_building(monkeypatch: pytest.MonkeyPatch, capsys,
                                         tmp_path: Path) -> None:
-    monkeypatch.setattr("schemes.submission.build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr("app.commands.contest.build", lambda *a, **k: pytest.fail("built"))
     monkeypatch.setattr("app.commands.contest.build", lambda *a, **k: pytest.fail("built"))
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -127,17 +129,7 @@ def test_submit_refuses_before_building(monkeypatch: pytest.MonkeyPatch, capsys,
     assert "nowhere.down" in capsys.readouterr().err
 
 
-def test_the_sandbox_is_an_argument_list_with_limits_and_no_privileges() -> None:
-    user = SandboxUser("netrepro-student", 999, 995)
-    limits = Limits(cpu_s=10, memory_bytes=1 << 30, file_bytes=1 << 20, processes=8, wall_s=20)
-    wrapped = user.wrap(["/bin/prog", "a b;c"], limits)
-    assert wrapped[-2:] == ["/bin/prog", "a b;c"]  # never joined into a shell string
-    assert wrapped[0] == "prlimit" and "setpriv" in wrapped
-    for flag in ("--cpu=10:10", f"--as={1 << 30}:{1 << 30}", f"--fsize={1 << 20}:{1 << 20}",
-                 "--nproc=8:8", "--core=0:0", "--reuid=999", "--regid=995", "--clear-groups",
-                 "--no-new-privs", "--inh-caps=-all"):
-        assert flag in wrapped
-    assert wrapped.index("prlimit") < wrapped.index("setpriv") < wrapped.index("/bin/prog")
+def test_signal_names() -> None:
     assert signal_name(-11) == "SIGSEGV" and signal_name(3) is None
 
 
@@ -158,8 +150,8 @@ class FakeSender:
         return "last words"
 
 
-def scheme_with(code: int) -> submission.SubmissionScheme:
-    s = submission.SubmissionScheme.__new__(submission.SubmissionScheme)
+def scheme_with(code: int) -> submission_scheme.SubmissionScheme:
+    s = submission_scheme.SubmissionScheme.__new__(submission_scheme.SubmissionScheme)
     s.sender = FakeSender(code)  # type: ignore[assignment]
     s.sender_label = "grump-sender"
     s._stats_problem = "the sender wrote no statistics"

@@ -132,3 +132,62 @@ def test_a_listener_counts_only_if_it_is_the_controllers_own() -> None:
             other.kill()
             other.wait()
     assert not launcher.listening(port, os.getpid())          # closed
+
+
+def _pinned_tarball(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    extra: list[tarfile.TarInfo]) -> Path:
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    tarball = vendor / pox_install.POX_TARBALL
+    with tarfile.open(tarball, "w:gz") as tar:
+        data = b"print('pox')\n"
+        info = tarfile.TarInfo("pox/pox.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        for member in extra:
+            tar.addfile(member)
+    monkeypatch.setattr(pox_install, "POX_TARBALL_SHA256",
+                        hashlib.sha256(tarball.read_bytes()).hexdigest())
+    return vendor
+
+
+def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+# Forcing the path of Pythons without filters on one that has them: it warns there.
+NO_FILTER_WARNING = "ignore:Python 3.14 will, by default, filter:DeprecationWarning"
+
+
+@pytest.mark.filterwarnings(NO_FILTER_WARNING)
+@pytest.mark.parametrize("filters", [True, False], ids=["data-filter", "no-filter-python"])
+def test_a_link_inside_pox_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        filters: bool) -> None:
+    if filters and not pox_install.has_data_filter():
+        pytest.skip("this Python has no tarfile filters (before 3.11.4)")
+    monkeypatch.setattr(pox_install, "has_data_filter", lambda: filters)
+    vendor = _pinned_tarball(tmp_path, monkeypatch, [_link("pox/debug-pox.py", "pox.py")])
+    done = pox_install.install(tmp_path / "checkout", directory=vendor, fetch=False)
+    assert (done.path / "debug-pox.py").resolve() == (done.path / "pox.py").resolve()
+
+
+@pytest.mark.filterwarnings(NO_FILTER_WARNING)
+@pytest.mark.parametrize("filters", [True, False], ids=["data-filter", "no-filter-python"])
+@pytest.mark.parametrize("member", [
+    _link("pox/escape", "../../outside"), _link("pox/abs", "/etc/passwd"),
+    _link("pox/hard", "etc/passwd", tarfile.LNKTYPE), tarfile.TarInfo("pox/../../x"),
+    tarfile.TarInfo("other/x")], ids=["symlink-up", "symlink-absolute", "hardlink-out",
+                                      "path-up", "not-under-pox"])
+def test_a_member_reaching_outside_pox_is_refused(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  filters: bool, member: tarfile.TarInfo) -> None:
+    if filters and not pox_install.has_data_filter():
+        pytest.skip("this Python has no tarfile filters (before 3.11.4)")
+    monkeypatch.setattr(pox_install, "has_data_filter", lambda: filters)
+    vendor = _pinned_tarball(tmp_path, monkeypatch, [member])
+    with pytest.raises(pox_install.PoxInstallError, match="unexpected member|data filter"):
+        pox_install.install(tmp_path / "checkout", directory=vendor, fetch=False)
+    assert not (tmp_path / "outside").exists()
+    assert pox_install.installed(tmp_path / "checkout") is None

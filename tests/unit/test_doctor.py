@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from app.commands import doctor
+from app.commands import doctor_namespaces as namespace_checks
 
 
 def _fake_run(returncode: int, stdout: str = "", stderr: str = ""):
@@ -52,8 +53,11 @@ def test_exit_status_follows_required_checks(monkeypatch: pytest.MonkeyPatch, ca
         monkeypatch.setattr(doctor, group, lambda: [])
     monkeypatch.setattr(doctor, "check_native", lambda paths: [optional])
     monkeypatch.setattr(doctor, "check_congestion_controls", lambda paths: [])
+    monkeypatch.setattr(doctor, "check_experiment_kernels", lambda paths, traces: [])
     monkeypatch.setattr(doctor, "check_traces", lambda traces, names: [])
     monkeypatch.setattr(doctor, "required_traces", lambda traces: set())
+    monkeypatch.setattr(doctor, "check_contest_box", lambda paths: [])
+    monkeypatch.setattr(namespace_checks, "check_namespaces", lambda paths: [])
     assert doctor.run_doctor(None, None) == 0  # type: ignore[arg-type]
     monkeypatch.setattr(doctor, "check_native", lambda paths: [failing, optional])
     assert doctor.run_doctor(None, None) == 1  # type: ignore[arg-type]

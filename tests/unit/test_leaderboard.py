@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from experiments.contest.leaderboard import BoardTrace, board, write_leaderboards
+from experiments.contest.published_sources import set_published
 from core.results import ExperimentStore
 from experiments.contest.board import Contest, contest_spec
 from core.traces import TraceSet
@@ -104,7 +105,12 @@ def test_a_resubmission_replaces_the_older_on_the_board_and_keeps_its_artifacts(
     assert team.source_hash == "t2-bbbb" and team.score == -2.0  # the best of its trials
     assert (team.trials_scored, team.trials) == (2, 3)
     assert (root / "submissions" / "teamx" / "t1-aaaa" / "submission.json").is_file()
-    assert "history" in team.extra_links
+    # The sources (and older submissions) are linked only once the teacher publishes them.
+    assert "history" not in team.extra_links and "sources" not in team.extra_links
+    set_published(root, True)
+    team = next(r for r in board(root, trace) if r.name == "teamx")
+    assert (root / team.extra_links["sources"] / "controller.hh").is_file()
+    assert (root / team.extra_links["history"] / "t1-aaaa" / "controller.hh").is_file()
 
 
 class Links(HTMLParser):

@@ -11,8 +11,8 @@ import pytest
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from core.results import ExperimentStore, write_json
 from experiments.prr.fig2 import OPTIONS, PrrFig2
-from analysis.claims import FAIL, NOT_RUN, PASS, QUICK, ClaimResult
-from analysis.claims import evaluate as evaluate_claim
+from analysis.claims.model import FAIL, NOT_RUN, PASS, QUICK, ClaimResult
+from analysis.claims.model import evaluate as evaluate_claim
 from experiments.prr.claims import CLAIMS, acks_waited
 from experiments.registry import get_experiment
 from tests.unit.prr_fake_run import write_fake_run

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from analysis.claims import NOT_RUN
+from analysis.claims.model import NOT_RUN
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.rederive import MATCH
 from app.publish.pack import pack, verify_bundle

@@ -20,7 +20,8 @@ def layout(tmp_path: Path) -> dict[str, Path]:
     obj.mkdir()
     (src / "recovery.bpf.c").write_text("/* recoveries */\n")
     for variant in RECOVERY_VARIANTS:
-        (obj / f"{variant}.bpf.o").write_bytes(b"\x7fELF")
+        for args in (2, 4):  # both cong_control shapes; the fake kernel's BTF has 4
+            (obj / f"{variant}.args{args}.bpf.o").write_bytes(b"\x7fELF")
     return {"src": src, "obj": obj, "state": tmp_path / "state"}
 
 
@@ -62,7 +63,7 @@ def test_ebpf_recovery_is_registered_with_the_shared_source_hash(
         assert facts["cc_provider"] == "ebpf" and facts["recovery"] == "rate-halving"
         assert facts["cc_source_sha256"] == hashlib.sha256(
             (layout["src"] / "recovery.bpf.c").read_bytes()).hexdigest()
-        assert bpftool_calls(machine, "register")[0][3].endswith("rh_cubic.bpf.o")
+        assert bpftool_calls(machine, "register")[0][3].endswith("rh_cubic.args4.bpf.o")
         s.check_socket("bpf_rh_cubic", "getsockopt")
         with pytest.raises(RecoveryMismatch, match="reported 'cubic'"):
             s.check_socket("cubic", "getsockopt")
@@ -93,8 +94,8 @@ def test_recovery_variant_with_impl_kernel_says_why(layout: dict[str, Path]) -> 
 
 
 def test_missing_recovery_object_names_the_build(layout: dict[str, Path]) -> None:
-    (layout["obj"] / "prr_reno.bpf.o").unlink()
-    with pytest.raises(CcUnavailable, match="prr_reno.bpf.o not built"):
+    (layout["obj"] / "prr_reno.args4.bpf.o").unlink()
+    with pytest.raises(CcUnavailable, match="prr_reno.args4.bpf.o not built"):
         with provide_recovery(make(layout, FakeMachine()), RecoveryRequest("reno", "prr-bpf")):
             pass
 

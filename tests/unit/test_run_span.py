@@ -79,8 +79,8 @@ def test_a_window_loops_as_mahimahi_plays_a_trace() -> None:
     trace = np.array([0, 3, 5, 10])
     # From 8 ms: 10 (end of the first pass), 10 (0 of the second: two at the wrap), 13, 15,
     # 20...; the window ends with the first opportunity at or after its length.
-    assert window_trace(trace, 8, 10).tolist() == [2, 2, 5, 7, 12]
-    assert window_trace(trace, 0, 4).tolist() == [0, 3, 5]
+    assert list(window_trace(trace, 8, 10)) == [2, 2, 5, 7, 12]
+    assert list(window_trace(trace, 0, 4)) == [0, 3, 5]
 
 
 def test_options_are_part_of_the_run_id() -> None:

@@ -47,7 +47,7 @@ def test_nothing_to_score_after_the_end() -> None:
 def test_a_quick_stretch_avoids_the_unrepresentative_parts() -> None:
     """One opportunity a ms for 400 s, but three a ms from 150 to 210 s and nothing from 300
     to 340 s: the stretch's scored part (after its warm-up) is like most of the trace."""
-    one = np.arange(0, 400_000)
+    one: np.ndarray = np.arange(0, 400_000)
     one = one[(one < 300_000) | (one >= 340_000)]
     fast = np.repeat(np.arange(150_000, 210_000), 2)  # two more in each ms of that minute
     times = np.sort(np.concatenate([one, fast]))

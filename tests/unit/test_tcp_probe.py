@@ -72,8 +72,8 @@ def test_csv_round_trip_with_lines_split_across_chunks(tmp_path: Path) -> None:
     assert (tmp_path / PROBE_FILE).read_text().splitlines()[0] == ",".join(PROBE_COLUMNS)
     probe = read_probe(tmp_path)
     assert probe is not None and len(probe) == 2
-    assert probe.snd_cwnd.tolist() == [10, 8]
-    assert probe.ca_state.tolist() == [CA_OPEN, CA_RECOVERY]
+    assert list(probe.snd_cwnd) == [10, 8]
+    assert list(probe.ca_state) == [CA_OPEN, CA_RECOVERY]
     assert [c.ca_state for c in probe.state_changes] == [CA_RECOVERY]
 
 

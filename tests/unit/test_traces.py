@@ -49,14 +49,14 @@ def test_invalid_traces_name_file_and_line(data: bytes, where: str):
 
 
 def test_valid_traces():
-    assert parse_trace(CONTENT, "f").tolist() == [0, 3, 3, 7]
-    assert parse_trace(b"1", "f").tolist() == [1]  # no final newline is fine
+    assert list(parse_trace(CONTENT, "f")) == [0, 3, 3, 7]
+    assert list(parse_trace(b"1", "f")) == [1]  # no final newline is fine
     assert parse_trace(b"2\n2\n", "f").dtype == np.int64
 
 
 def test_load_trace_and_duration(tmp_path: Path):
     path = write(tmp_path / "t", CONTENT)
-    assert load_trace(path).tolist() == [0, 3, 3, 7]
+    assert list(load_trace(path)) == [0, 3, 3, 7]
     assert trace_duration_ms(path) == 7
 
 

@@ -134,9 +134,12 @@ def _in_ns(ns: str, *argv: str) -> None:
 
 
 @contextmanager
-def loss_path(dropper_obj: Path, tag: str | None = None,
-              rate: str = "10mbit") -> Iterator[LossPath]:
-    """Create the namespaces and links; remove exactly them afterwards."""
+def loss_path(dropper_obj: Path, tag: str | None = None, rate: str = "10mbit",
+              sender_sysctls: dict[str, str] | None = None) -> Iterator[LossPath]:
+    """Create the namespaces and links; remove exactly them afterwards.
+
+    `sender_sysctls` replace or add to the sender namespace's settings below
+    (e.g. net.ipv4.tcp_sack=0)."""
     tag = tag or f"{os.getpid() % 100000}"
     sender_ns, router_ns, receiver_ns = (f"nrloss-{tag}-s", f"nrloss-{tag}-m",
                                          f"nrloss-{tag}-r")
@@ -164,12 +167,12 @@ def loss_path(dropper_obj: Path, tag: str | None = None,
             "initcwnd", "10")
         _ip("-n", receiver_ns, "route", "add", "default", "via", ROUTER_RECEIVER_SIDE,
             "initrwnd", "1000")
-        for key, value in (("net.ipv4.tcp_early_retrans", "0"),
-                           ("net.ipv4.tcp_no_metrics_save", "1"),
-                           ("net.ipv4.tcp_sack", "1"), ("net.ipv4.tcp_ecn", "0"),
-                           # Buffers that never limit the flow: the sender always has data
-                           # queued (a dupACK can clock out new data).
-                           ("net.ipv4.tcp_wmem", "4096 4194304 8388608")):
+        settings = {"net.ipv4.tcp_early_retrans": "0", "net.ipv4.tcp_no_metrics_save": "1",
+                    "net.ipv4.tcp_sack": "1", "net.ipv4.tcp_ecn": "0",
+                    # Buffers that never limit the flow: the sender always has data
+                    # queued (a dupACK can clock out new data).
+                    "net.ipv4.tcp_wmem": "4096 4194304 8388608", **(sender_sysctls or {})}
+        for key, value in settings.items():
             _in_ns(sender_ns, "sysctl", "-q", "-w", f"{key}={value}")
         _in_ns(receiver_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 4194304 8388608")
         _in_ns(router_ns, "tc", "qdisc", "replace", "dev", router_out, "root", "tbf", "rate",

@@ -1,0 +1,145 @@
+"""A submission compiled and linked against our libraries, in a box of its own with no
+network, and installed root-owned for its trials."""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.paths import ProjectPaths
+from schemes.base import SchemeUnavailable
+from schemes.submission.box import RO, WORK, Bind, Box
+from schemes.submission.limits import BUILD_LIMITS, Limits, signal_name
+from schemes.submission.sources import Sources
+
+BINARY = "grump-student-sender"
+
+
+def builds_dir(paths: ProjectPaths) -> Path:
+    return paths.state_dir / "contest-builds"
+
+
+def binary_path(paths: ProjectPaths, digest: str) -> Path:
+    return builds_dir(paths) / digest / BINARY
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    ok: bool
+    log: str  # every command and what it printed, as printed
+    reason: str = ""  # one line, when not ok
+    binary: Path | None = None
+    box: dict[str, Any] = field(default_factory=dict)  # the build's box, for the record
+
+
+# The libraries and headers of ours a submission links against, bound read-only into the
+# build's box (it sees nothing else of the checkout).
+_LIBRARIES = (("grump", "libgrump_sender_main.a"), ("grump", "libgrump.a"),
+              ("util", "libnetrepro_util.a"))
+_INTERFACE_HEADERS = ("controller.hh", "controller_options.hh", "controller_registry.hh")
+CXX_FLAGS = ("-O2", "-Wall", "-Wextra", "-fdiagnostics-color=never")
+STUDENT_STD = "-std=gnu++17"
+MAX_BINARY_BYTES = 256 << 20
+
+
+def _compiler(paths: ProjectPaths) -> str:
+    """The C++ compiler the native build used (same ABI as its libraries), links resolved:
+    the box sees /usr, not /etc/alternatives."""
+    found = shutil.which("g++") or "g++"
+    cache = paths.build_dir / "CMakeCache.txt"
+    if cache.is_file():
+        for line in cache.read_text(errors="replace").splitlines():
+            if line.startswith("CMAKE_CXX_COMPILER:"):
+                found = line.split("=", 1)[1].strip()
+                break
+    real = os.path.realpath(found)
+    if not real.startswith("/usr/"):
+        raise SchemeUnavailable(f"the C++ compiler {found} is {real}, outside /usr: a build's "
+                                "box sees only /usr of the machine")
+    return real
+
+
+def build_inputs_missing(paths: ProjectPaths) -> str | None:
+    """Why this checkout cannot build submissions (a library of ours not built), or None."""
+    for comp, name in _LIBRARIES:
+        if not (paths.build_dir / comp / name).is_file():
+            return (f"{name} is not built: run ./setup/install.sh (or cmake -S native -B "
+                    "build/native && make -C build/native)")
+    return None
+
+
+def _build_binds(paths: ProjectPaths) -> list[Bind]:
+    native = paths.root / "native" / "grump"
+    binds = [Bind(native / "student" / "compat", f"{RO}/compat")]
+    binds += [Bind(native / "student" / name, f"{RO}/netrepro/{name}")
+              for name in ("student_adapter.cc", "compat_clock.cc", "compat_clock.hh")]
+    binds += [Bind(native / name, f"{RO}/netrepro/grump/{name}") for name in _INTERFACE_HEADERS]
+    binds += [Bind(paths.build_dir / comp / name, f"{RO}/lib/{name}") for comp, name in _LIBRARIES]
+    return binds
+
+
+def build(sources: Sources, api: int, paths: ProjectPaths,
+          limits: Limits = BUILD_LIMITS) -> BuildResult:
+    """Compile and link the submission in a box of its own (no network; it sees its sources,
+    our headers and libraries, /usr); install the binary for the scheme."""
+    why = build_inputs_missing(paths)
+    if why:
+        raise SchemeUnavailable(why)
+    cxx = _compiler(paths)
+    with Box.open("build", limits) as box:
+        src, out = box.work / "src", box.work / "out"
+        sources.write(src)
+        out.mkdir()
+        for p in (src, out, *src.iterdir()):
+            os.chown(p, box.user.uid, box.user.gid)
+        api_flag = f"-DNETREPRO_STUDENT_API={api}"
+        lib = f"{RO}/lib"
+        steps = [
+            ("compile controller.cc",
+             [cxx, STUDENT_STD, *CXX_FLAGS, "-iquote", ".", "-I", f"{RO}/compat", "-c",
+              "controller.cc", "-o", "../out/controller.o"]),
+            ("compile the adapter",
+             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-iquote", ".", "-I", f"{RO}/compat",
+              "-c", f"{RO}/netrepro/student_adapter.cc", "-o", "../out/adapter.o"]),
+            ("compile the clock",
+             [cxx, "-std=c++17", *CXX_FLAGS, api_flag, "-I", f"{RO}/compat", "-c",
+              f"{RO}/netrepro/compat_clock.cc", "-o", "../out/clock.o"]),
+            ("link",
+             [cxx, "-o", f"../out/{BINARY}", "../out/controller.o", "../out/adapter.o",
+              "../out/clock.o", *(f"{lib}/{name}" for _, name in _LIBRARIES), "-lpthread"]),
+        ]
+        binds = _build_binds(paths)
+        log_lines = []
+        for label, command in steps:
+            log_lines.append("$ " + " ".join(command))
+            result = box.run(command, limits, binds, cwd=f"{WORK}/src")
+            log_lines.append(result.output.rstrip())
+            if result.timed_out:
+                return BuildResult(False, "\n".join(log_lines),
+                                   f"{label}: still running after {limits.wall_s:g} s (the "
+                                   "build's time-out)", box=box.close())
+            if result.returncode is not None and result.returncode != 0:
+                why = signal_name(result.returncode)
+                return BuildResult(False, "\n".join(log_lines),
+                                   f"{label} failed" + (f" ({why})" if why else ""),
+                                   box=box.close())
+        try:
+            binary = box.read_file(f"out/{BINARY}", MAX_BINARY_BYTES)
+        except ValueError as e:
+            return BuildResult(False, "\n".join(log_lines), f"link: {e}", box=box.close())
+        if binary is None:
+            return BuildResult(False, "\n".join(log_lines),
+                               "link: the linker left no program", box=box.close())
+        dest = binary_path(paths, sources.digest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        for folder in (builds_dir(paths), dest.parent):
+            folder.chmod(0o700)  # root's: only a box that binds a binary sees it
+        # A name of its own: two builds of the same sources may finish side by side.
+        tmp = dest.with_name(f".{BINARY}-{os.getpid()}-{threading.get_ident()}.tmp")
+        tmp.write_bytes(binary)  # root-owned: the running code cannot change it
+        tmp.chmod(0o755)
+        os.replace(tmp, dest)
+        return BuildResult(True, "\n".join(log_lines), binary=dest, box=box.close())

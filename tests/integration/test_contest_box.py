@@ -1,0 +1,454 @@
+"""Adversarial submissions: each attack is a real controller.hh/controller.cc pair
+(tests/fixtures/contest/attacks/<attack>/), submitted with `repro contest submit` beside an
+honest team's trial (tests/fixtures/contest/honest-window-12: a fixed window of 12 and a
+marker string in a comment), all started at once so that the attacks run while the honest
+trial does. Each test names what its attack attempts and checks what the attack itself
+reported (its `ATTACK ...` lines in its sender's error output), what the box recorded, and
+the machine afterwards: no process of any box user, no box mount, record, cgroup or file
+left.
+
+The honest trial must score beside the attackers as it does alone, within its own
+run-to-run noise. Declared before any of these runs was looked at: the noise is the spread
+|a1 - a2| of two trials alone; a trial beside attackers passes when its score is within
+max(3 x that spread, 0.05) of their mean (0.05 in score is 5% in throughput/delay), and the
+emulator's p99 lateness in its run stays under 2 ms.
+
+Attacks share a batch only when what each achieves stays its own to tell: the ones that
+reach for other teams, files or the network run together (each reports what it reached;
+only the daemon can kill), the three compile-time ones together, and each attack on
+resources (fork bomb, memory, space, UDP flood) alone beside its honest trial, so that an
+honest trial that moved would name its cause. A 20-second cut of Verizon-LTE-short
+("Tiny20") keeps each trial short and lasts past every attacker's start.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.paths import REPO_ROOT, ProjectPaths
+from core.traces import TraceSet, load_trace
+from schemes.submission.box_cgroup import detect
+from schemes.submission.box_procs import processes_of
+from schemes.submission.box_users import BOXES_DIR, pool
+
+REPRO = str(REPO_ROOT / "repro")
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "contest"
+ATTACKS = FIXTURES / "attacks"
+HONEST = FIXTURES / "honest-window-12"
+MARKER = "NETREPRO-HONEST-MARKER-5d41402a"
+TRACE = "Tiny20"
+CUT_MS = 20_000
+NOISE_FACTOR, NOISE_FLOOR = 3.0, 0.05
+LATENESS_P99_US = 2000
+RUN_DISK_MIB = 128  # schemes/submission/limits.py run_limits: the box's writable space
+BATCH_TIMEOUT_S = 600
+
+
+@dataclass
+class Env:
+    traces: Path
+    results: Path
+    work: Path  # where the teams' folders are, outside the checkout
+    honest: Path
+    listener: socket.socket
+    unix_listener: socket.socket
+    flood_mbps: float
+    root_ports: list[int]
+    root_addresses: list[str]
+    tmp_before: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Outcome:
+    team: str
+    code: int
+    result: dict[str, Any]
+    stdout: str
+    stderr: str
+    took_s: float
+    run_dir: Path | None
+    attack: list[str]
+    box: dict[str, Any]
+    build_log: str
+
+    @property
+    def reason(self) -> str:
+        return str(self.result.get("reason", ""))
+
+    def line(self, prefix: str) -> str:
+        found = [a for a in self.attack if a.startswith(prefix)]
+        assert found, f"{self.team} reported no {prefix!r} line: {self.attack} {self.stderr}"
+        return found[-1]
+
+
+def _cut(traces: TraceSet, folder: Path) -> float:
+    """Tiny20 (.down and .up); returns the .down's average rate in Mbit/s."""
+    rate = 0.0
+    for suffix in (".down", ".up"):
+        times = [int(t) for t in load_trace(traces.resolve(f"Verizon-LTE-short{suffix}"))
+                 if t <= CUT_MS]
+        (folder / f"{TRACE}{suffix}").write_text("".join(f"{t}\n" for t in times))
+        if suffix == ".down":
+            rate = len(times) * 1500 * 8 / (CUT_MS / 1000) / 1e6
+    return rate
+
+
+def _root_addresses() -> list[str]:
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True,
+                         check=True).stdout
+    return sorted({m for m in re.findall(r"inet (\d+\.\d+\.\d+\.\d+)/", out)
+                   if not m.startswith("127.")})
+
+
+def _listening_tcp_ports() -> list[int]:
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":  # LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def _netrepro_tmp() -> set[str]:
+    return {p.name for p in Path("/tmp").iterdir() if p.name.startswith(("netrepro-", "fill-"))}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("box")
+    (folder / "traces").mkdir()
+    rate = _cut(TraceSet.for_project(REPO_ROOT), folder / "traces")
+    honest = folder / "teams" / "honest"
+    shutil.copytree(HONEST, honest)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("0.0.0.0", 8786))  # the Dask scheduler's port, when free
+    except OSError:
+        listener.bind(("0.0.0.0", 0))
+    listener.listen(16)
+    listener.setblocking(False)
+    unix_listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_path = folder / "listener.sock"
+    unix_listener.bind(str(unix_path))
+    unix_path.chmod(0o777)
+    unix_listener.listen(16)
+    unix_listener.setblocking(False)
+    e = Env(folder / "traces", folder / "results", folder / "teams", honest, listener,
+            unix_listener, 10 * rate, _listening_tcp_ports(), _root_addresses(),
+            _netrepro_tmp())
+    yield e
+    listener.close()
+    unix_listener.close()
+
+
+def _team(env: Env, attack: str) -> Path:
+    """The attack's folder as a student would submit it, the test's paths written in."""
+    folder = env.work / attack
+    if not folder.exists():
+        shutil.copytree(ATTACKS / attack, folder)
+        paths = ProjectPaths()
+        values = {"@RESULTS_DIR@": str(env.results), "@STATE_DIR@": str(paths.state_dir),
+                  "@REPO_ROOT@": str(REPO_ROOT), "@HONEST_ORIGIN@": str(env.honest),
+                  "@ROOT_ADDRESSES@": ",".join(env.root_addresses),
+                  "@ROOT_PORTS@": ",".join(map(str, env.root_ports)),
+                  "@FLOOD_MBPS@": f"{env.flood_mbps:.3f}"}
+        body = (folder / "controller.cc").read_text()
+        for key, value in values.items():
+            body = body.replace(key, value)
+        (folder / "controller.cc").write_text(body)
+    return folder
+
+
+def _start(env: Env, folder: Path, team: str, *extra: str) -> subprocess.Popen[str]:
+    environment = dict(os.environ, NETREPRO_RESULTS=str(env.results),
+                       NETREPRO_TRACES=str(env.traces))
+    return subprocess.Popen([REPRO, "contest", "submit", str(folder), "--name", team,
+                             "--trace", TRACE, "--json", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=environment)
+
+
+def _outcome(env: Env, team: str, proc: subprocess.Popen[str], started: float) -> Outcome:
+    out, err = proc.communicate(timeout=BATCH_TIMEOUT_S)
+    took = time.monotonic() - started
+    lines = out.strip().splitlines()
+    result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+    run_dir, attack, box = None, [], {}
+    trials = result.get("trials") or []
+    if trials and trials[0].get("run"):
+        run_dir = env.results / "contest" / trials[0]["run"]
+        stderr = run_dir / "grump-sender.stderr"
+        if stderr.is_file():
+            attack = [line[len("ATTACK "):] for line in stderr.read_text(errors="replace")
+                      .splitlines() if line.startswith("ATTACK ")]
+        meta = run_dir / "meta.json"
+        if meta.is_file():
+            box = (json.loads(meta.read_text()).get("provider") or {}).get("box", {})
+    build_log = ""
+    if result.get("submission_dir"):
+        log = Path(result["submission_dir"]) / "build.log"
+        build_log = log.read_text(errors="replace") if log.is_file() else ""
+    return Outcome(team, proc.returncode, result, out, err, took, run_dir, attack, box,
+                   build_log)
+
+
+def _batch(env: Env, attacks: list[str]) -> dict[str, Outcome]:
+    """The attacks and one honest trial, all started at once."""
+    started = time.monotonic()
+    procs = {a: _start(env, _team(env, a), a, "--trials", "1", "--force") for a in attacks}
+    procs["honest"] = _start(env, env.honest, "honest", "--trials", "1", "--force")
+    return {team: _outcome(env, team, proc, started) for team, proc in procs.items()}
+
+
+@pytest.fixture(scope="module")
+def alone(env: Env) -> list[float]:
+    started = time.monotonic()
+    done = _outcome(env, "honest", _start(env, env.honest, "honest", "--trials", "2"), started)
+    assert done.code == 0, done.stdout + done.stderr
+    scores = [t["score"] for t in done.result["trials"]]
+    assert len(scores) == 2 and all(isinstance(s, float) for s in scores), scores
+    print(f"honest alone: scores {scores}, {done.took_s:.0f} s for both")
+    return scores
+
+
+def _honest_as_alone(batch: dict[str, Outcome], alone: list[float]) -> None:
+    honest = batch["honest"]
+    assert honest.code == 0, honest.stdout + honest.stderr
+    mean = sum(alone) / len(alone)
+    tolerance = max(NOISE_FACTOR * abs(alone[0] - alone[1]), NOISE_FLOOR)
+    score = honest.result["score"]
+    print(f"honest beside {sorted(set(batch) - {'honest'})}: score {score:.4f}, alone "
+          f"{alone} (tolerance {tolerance:.4f}); {honest.took_s:.0f} s")
+    assert abs(score - mean) <= tolerance, (score, alone, tolerance)
+    assert honest.run_dir is not None
+    metrics = json.loads((honest.run_dir / "metrics.json").read_text())
+    assert metrics["lateness_p99_us"] < LATENESS_P99_US, metrics["lateness_p99_us"]
+
+
+def _machine_clean(env: Env) -> None:
+    """No process of any box user, no box mount, record, folder or cgroup, nothing left in
+    the machine's /tmp, and the root namespace's listeners never reached."""
+    for user in pool():
+        assert processes_of(user.uid) == [], user.name
+    if BOXES_DIR.is_dir():
+        left = [p.name for p in BOXES_DIR.iterdir() if not p.name.endswith(".lock")]
+        assert left == [], left
+    mountinfo = Path("/proc/self/mountinfo").read_text()
+    assert str(BOXES_DIR) + "/" not in mountinfo
+    for h in detect().hierarchies():
+        assert list(h.parent().glob("netrepro-box-*")) == [], h.parent()
+    assert _netrepro_tmp() - env.tmp_before == set()
+    for listener in (env.listener, env.unix_listener):
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+def _number(pattern: str, text: str) -> int:
+    found = re.search(pattern, text)
+    assert found is not None, (pattern, text)
+    return int(found.group(1))
+
+
+REACH = ["reads-other-teams-sources", "setsid-daemon-kills-everything",
+         "connects-to-root-namespace-ports", "writes-to-results-var-and-checkout",
+         "reads-etc-shadow-and-root"]
+COMPILE = ["includes-etc-shadow", "includes-proc-self-environ", "template-instantiation-bomb"]
+
+
+@pytest.fixture(scope="module")
+def reach(env: Env, alone: list[float]) -> dict[str, Outcome]:
+    batch = _batch(env, REACH)
+    _machine_clean(env)
+    return batch
+
+
+@pytest.fixture(scope="module")
+def compile_time(env: Env, alone: list[float]) -> dict[str, Outcome]:
+    batch = _batch(env, COMPILE)
+    _machine_clean(env)
+    return batch
+
+
+def _alone_beside(env: Env, attack: str) -> dict[str, Outcome]:
+    batch = _batch(env, [attack])
+    _machine_clean(env)
+    return batch
+
+
+def test_reading_another_teams_sources_by_path_and_by_searching_finds_nothing(
+        reach: dict[str, Outcome], alone: list[float]) -> None:
+    line = reach["reads-other-teams-sources"].line("reads-sources:")
+    assert "by path 0 file(s)" in line and "by search 0 file(s)" in line, line
+    assert "marker not seen" in line, line
+    _honest_as_alone(reach, alone)
+    # Stored root-only: nobody but root may even list a submission's folder.
+    honest = reach["honest"]
+    folder = Path(honest.result["submission_dir"])
+    for f in (folder.parent.parent, folder.parent, folder):
+        assert f.stat().st_mode & 0o777 == 0o700, f
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in folder.iterdir())
+
+
+def test_a_setsid_daemon_calling_kill_minus_one_kills_only_its_own_box(
+        reach: dict[str, Outcome], alone: list[float]) -> None:
+    attacker = reach["setsid-daemon-kills-everything"]
+    assert "calls kill(-1, SIGKILL)" in attacker.line("kill-daemon:")
+    # It killed its own sender (its box's), and the box's end took the daemon with it.
+    assert attacker.code == 1 and "SIGKILL" in attacker.reason, attacker.reason
+    assert attacker.box["leftover_processes"] == [], attacker.box
+    _honest_as_alone(reach, alone)
+
+
+def test_connecting_to_every_port_listening_in_the_root_namespace_reaches_none(
+        reach: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    line = reach["connects-to-root-namespace-ports"].line("connect:")
+    tcp, _, unix = line.partition(";")
+    assert tcp.strip() == "connect: tcp", line  # no port answered
+    assert unix.strip().endswith("connected:"), line  # no unix socket either
+    assert env.listener.getsockname()[1] in env.root_ports
+    _honest_as_alone(reach, alone)
+
+
+def test_writing_to_results_var_and_the_checkout_fails(
+        reach: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    line = reach["writes-to-results-var-and-checkout"].line("write-outside:")
+    assert "WRITTEN" not in line and "OVERWRITTEN" not in line, line
+    for top in (env.results, ProjectPaths().state_dir, REPO_ROOT):
+        found = subprocess.run(["find", str(top), "-name", "ATTACK-WAS-HERE"],
+                               capture_output=True, text=True).stdout
+        assert found == "", found
+    _honest_as_alone(reach, alone)
+
+
+def test_reading_etc_shadow_and_root_fails(reach: dict[str, Outcome],
+                                           alone: list[float]) -> None:
+    line = reach["reads-etc-shadow-and-root"].line("read-secrets:")
+    for secret in ("/etc/shadow:READ", "/root:LISTED", "/root/.bash_history:READ",
+                   "/home:LISTED", "/proc/1/environ:READ", "/proc/1/root:LISTED"):
+        assert secret not in line, line
+    visible = _number(r"processes-visible:(\d+)", line)
+    assert visible <= 8, line  # its box's own, not the machine's
+    _honest_as_alone(reach, alone)
+
+
+def test_including_etc_shadow_at_compile_time_finds_no_such_file(
+        compile_time: dict[str, Outcome], alone: list[float]) -> None:
+    attacker = compile_time["includes-etc-shadow"]
+    assert attacker.code == 1 and "does not compile" in attacker.reason
+    assert "/etc/shadow: No such file or directory" in attacker.build_log, attacker.build_log
+    first = Path("/etc/shadow").read_text().splitlines()[0]
+    assert first not in attacker.build_log and first not in attacker.stderr
+    _honest_as_alone(compile_time, alone)
+
+
+def test_including_proc_self_environ_at_compile_time_shows_nothing_of_the_machine(
+        compile_time: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    attacker = compile_time["includes-proc-self-environ"]
+    # What the compiler printed (a student sees it): nothing of the environment `repro`
+    # ran in (procfs files read as empty; the box's own has four variables anyway).
+    for value in (str(env.results), str(env.traces), "SUDO_", "HOME=/root",
+                  "NETREPRO_RESULTS", "NETREPRO_TRACES"):
+        assert value not in attacker.build_log, value
+    _honest_as_alone(compile_time, alone)
+
+
+def test_a_template_instantiation_bomb_is_stopped_by_the_builds_limits(
+        compile_time: dict[str, Outcome], alone: list[float]) -> None:
+    attacker = compile_time["template-instantiation-bomb"]
+    assert attacker.code == 1 and "does not compile" in attacker.reason, attacker.reason
+    # GCC's two words for an allocation its address-space limit refused, or the time-out.
+    assert ("virtual memory exhausted" in attacker.build_log
+            or "out of memory allocating" in attacker.build_log
+            or "still running after" in attacker.reason), attacker.build_log[-2000:]
+    assert attacker.took_s < 180 + 60, attacker.took_s  # the build's wall-clock limit, and some
+    _honest_as_alone(compile_time, alone)
+
+
+def test_a_fork_bomb_is_refused_inside_its_box(env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "fork-bomb")
+    attacker = batch["fork-bomb"]
+    assert "fork refused (Resource temporarily unavailable)" in attacker.line("fork-bomb:")
+    if attacker.box["cgroup"]["pids"] != "none":
+        assert attacker.box["limit_events"]["forks_refused"] > 0, attacker.box
+    _honest_as_alone(batch, alone)
+
+
+def test_allocating_2_gib_fails_inside_the_box(env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "allocates-2-gib")
+    attacker = batch["allocates-2-gib"]
+    assert "malloc(2 GiB) failed" in attacker.line("alloc: malloc")
+    held = attacker.line("alloc: 900 MiB")
+    if attacker.box["cgroup"]["memory"] != "none":
+        # The box's memory (1 GiB and its 128 MiB of space) holds one 900 MiB process; the
+        # kernel kills the others inside the box.
+        assert _number(r"(\d+) MiB held at once", held) < 1800, held
+        assert "killed-by-signal-9" in held, held
+    _honest_as_alone(batch, alone)
+
+
+def test_writing_1_gib_to_tmp_and_the_working_folder_stops_at_the_boxs_space(
+        env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "writes-1-gib-to-tmp-and-work")
+    attacker = batch["writes-1-gib-to-tmp-and-work"]
+    written = [_number(r": (\d+) MiB written", attacker.line(f"fill {d}"))
+               for d in ("/tmp", "/work")]
+    assert sum(written) <= RUN_DISK_MIB, attacker.attack
+    assert "No space left on device" in attacker.line("fill /tmp")
+    _honest_as_alone(batch, alone)
+
+
+def test_a_udp_flood_at_ten_times_the_link_rate_stays_on_its_own_link(
+        env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "floods-udp-at-10x-link-rate")
+    attacker = batch["floods-udp-at-10x-link-rate"]
+    counts = [int(n) for n in re.findall(r"udp-flood: (\d+) sent", "\n".join(attacker.attack))]
+    assert counts and max(counts) > 0, attacker.attack  # it did flood
+    _honest_as_alone(batch, alone)
+
+
+HOLDER = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from schemes.submission.box import Box
+from schemes.submission.limits import run_limits
+box = Box.open("run", run_limits(10))
+box.popen(["/bin/sh", "-c", "setsid sleep 300 & sleep 300"], run_limits(10),
+          network_of=os.getpid())
+print(box.user.name, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_box_whose_holder_is_killed_dies_with_it_and_repro_clean_removes_the_rest(
+        env: Env) -> None:
+    holder = subprocess.Popen(["/usr/bin/python3", "-c", HOLDER, str(REPO_ROOT)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    name = holder.stdout.readline().strip()
+    user = next(u for u in pool() if u.name == name)
+    deadline = time.monotonic() + 10
+    while len(processes_of(user.uid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_of(user.uid)) == 3  # the shell, its sleep and its setsid sleep
+    holder.kill()
+    holder.wait()
+    deadline = time.monotonic() + 5
+    while processes_of(user.uid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_of(user.uid) == []  # bwrap died with its holder, and the box with it
+    assert (BOXES_DIR / f"{name}.json").is_file()  # its record, cgroup and tmpfs are left
+    done = subprocess.run([REPRO, "clean"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"box {name}: removed what a dead holder left" in done.stdout, done.stdout
+    _machine_clean(env)

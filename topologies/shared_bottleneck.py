@@ -1,0 +1,277 @@
+"""The shared bottleneck: N senders into one switch port, and through it to one receiver.
+
+    sender 01 --+
+    sender 02 --+-- switch: a Linux bridge --[ netrepro-link ]-- receiver
+    ...       --+                              the bridge's port towards the receiver:
+                                               fixed rate, the run's queue, per-packet log
+
+DCTCP's Figure 1 and Mininet-HiFi's reproduction of it: long flows from several hosts
+meet at one switch port. Here the switch is a Linux bridge (`ip link add ... type bridge`,
+built into the kernel; no Open vSwitch, no brctl) inside a namespace of its own, and its
+port towards the receiver is the emulator: the port's rate, its buffer and its marking are
+netrepro-link's (a TraceLink from the switch to the receiver), which logs every packet's
+enqueue and dequeue, so the queue's length is known at every packet.
+
+The emulator carries the path's whole delay (the sender links have none: netem is not in
+every kernel, and the emulator's delay is exact): `data_delay_ms` after the bottleneck queue,
+`ack_delay_ms` before the ACKs' queue, whole milliseconds.
+
+With `red` set, the bottleneck is the kernel's instead (where the kernel has RED):
+topologies/tc_red.py puts HTB at the port's rate and RED with ECN on the bridge's port
+towards the emulator, whose own queue then never builds; a kernel without RED fails the
+build, naming the missing qdisc.
+
+Names carry the run's prefix (<prefix>01.. senders, <prefix>r the receiver, <prefix>w the
+switch, <prefix>br its bridge, <prefix>we the emulator's node), so runs side by side never
+collide; every interface lives in one of the run's namespaces, which teardown ends, so
+nothing of it outlives the run. Every wait has a deadline.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host, Node
+
+from core.active_runs import ActiveRun
+from kernel.offloads import disable_offloads
+from topologies.link_side import LinkSide
+from topologies.tc_red import RedMarking, install_red
+from topologies.trace_link import TraceLink
+
+log = logging.getLogger(__name__)
+
+RECEIVER_IP = "10.0.0.1"
+MAX_SENDERS = 99  # two digits in the senders' names keep interface names within 15 bytes
+COMMAND_TIMEOUT_S = 15.0
+FORWARDING_TIMEOUT_S = 10.0
+
+
+class BottleneckError(RuntimeError):
+    """The shared bottleneck could not be built; the message names the step and the output."""
+
+
+def sender_ip(index: int) -> str:
+    """Sender `index` (1..MAX_SENDERS): 10.0.0.2 and up (the receiver is 10.0.0.1)."""
+    if not 1 <= index <= MAX_SENDERS:
+        raise ValueError(f"sender {index}: 1..{MAX_SENDERS}")
+    return f"10.0.0.{1 + index}"
+
+
+def sender_name(prefix: str, index: int) -> str:
+    return f"{prefix}{index:02d}"
+
+
+@dataclass(frozen=True)
+class BottleneckConfig:
+    """What the run asks of the network."""
+
+    senders: int
+    rate_mbps: float
+    data_delay_ms: int  # after the bottleneck queue (towards the receiver)
+    ack_delay_ms: int  # before the ACKs' queue (towards the senders)
+    queue: str  # the emulator's queue on the bottleneck port (data direction)
+    span_ms: int  # the emulator serves nothing later than this after its start
+    red: RedMarking | None = None  # tc RED on the bridge's port instead (where it exists)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.senders <= MAX_SENDERS:
+            raise ValueError(f"senders: {self.senders} is not within 1..{MAX_SENDERS}")
+
+
+def run(node: Any, argv: list[str], what: str, stdin: str | None = None,
+        timeout_s: float = COMMAND_TIMEOUT_S) -> str:
+    """Run a command in a node's namespace; BottleneckError naming `what` on failure or when
+    it does not finish in time."""
+    proc = node.popen(argv, stdin=subprocess.PIPE if stdin is not None else None,
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        out, _ = proc.communicate(stdin.encode() if stdin is not None else None,
+                                  timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise BottleneckError(f"{what}: `{' '.join(argv)}` in {node.name} did not finish "
+                              f"within {timeout_s:g} s") from None
+    text = out.decode(errors="replace")
+    if proc.returncode != 0:
+        raise BottleneckError(f"{what}: `{' '.join(argv)}` in {node.name} failed (exit "
+                              f"{proc.returncode}): {text.strip()}")
+    return text
+
+
+class SharedBottleneck:
+    """Context manager: builds the network on enter, tears it down on exit."""
+
+    def __init__(self, config: BottleneckConfig, *, emulator: Path, log_dir: Path,
+                 active: ActiveRun) -> None:
+        self.config = config
+        self.emulator = emulator
+        self.log_dir = log_dir
+        self.active = active
+        self.net: Mininet | None = None
+        self.switch: Node | None = None
+        self.link: TraceLink | None = None
+        self.senders: list[Host] = []
+        self.receiver: Host | None = None
+        self.red_facts: dict[str, Any] | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self.active.prefix
+
+    @property
+    def bridge(self) -> str:
+        return f"{self.prefix}br"
+
+    @property
+    def uplink(self) -> str:
+        """The bridge's port towards the receiver (the emulator's side A)."""
+        assert self.link is not None
+        return self.link.intf1.name
+
+    # ------------------------------------------------------------------ build
+
+    def __enter__(self) -> "SharedBottleneck":
+        setLogLevel("warning")
+        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
+        try:
+            self._build(self.net)
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def _build(self, net: Mininet) -> None:
+        c = self.config
+        self.switch = Node(f"{self.prefix}w", inNamespace=True)
+        self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
+        self.receiver = net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
+        # The bottleneck first: it takes the switch's port 0, so its node is <prefix>we.
+        self.link = TraceLink(
+            self.switch, self.receiver, data=LinkSide(rate_mbps=c.rate_mbps),
+            ack=LinkSide(rate_mbps=c.rate_mbps), emulator=self.emulator,
+            params1={"delay": f"{c.data_delay_ms}ms"}, params2={"delay": f"{c.ack_delay_ms}ms"},
+            queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
+            log_dir=self.log_dir, on_process=self.active.add)
+        for i in range(1, c.senders + 1):
+            sender = net.addHost(sender_name(self.prefix, i), ip=f"{sender_ip(i)}/24")
+            net.addLink(sender, self.switch)
+            self.senders.append(sender)
+        net.build()
+        for node in [*self.senders, self.receiver, self.switch]:
+            if node is not self.switch:
+                self.active.add(node.pid, f"mininet:{node.name}")
+            # IPv6 chatter (router solicitations, MLD) would cross the bottleneck too.
+            run(node, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                       "net.ipv6.conf.default.disable_ipv6=1"], "turning IPv6 off")
+        self._bridge()
+        self._static_neighbours()
+        if c.red is not None:
+            # Before the emulator: a kernel without RED fails here, naming it.
+            self.red_facts = install_red(self.switch, self.uplink, c.red, c.rate_mbps)
+
+    def _bridge(self) -> None:
+        """The switch: every port of the switch's namespace in one bridge, offloads off on
+        every interface a data packet crosses (so one packet is one frame), all forwarding."""
+        assert self.switch is not None and self.link is not None
+        switch = self.switch
+        ports = [intf.name for intf in switch.intfList() if intf.name != "lo"]
+        run(switch, ["ip", "link", "add", "name", self.bridge, "type", "bridge",
+                     "stp_state", "0", "forward_delay", "0", "mcast_snooping", "0",
+                     "mcast_querier", "0"], "creating the bridge")
+        for port in ports:
+            run(switch, ["ip", "link", "set", port, "master", self.bridge], "adding a port")
+        for node, intf in [(s, s.defaultIntf().name) for s in self.senders] + \
+                [(switch, p) for p in ports if p != self.uplink]:
+            disable_offloads(node, intf)  # the uplink's and the receiver's: TraceLink.start
+        for port in [*ports, self.bridge]:
+            run(switch, ["ip", "link", "set", port, "up"], "bringing the bridge up")
+        deadline = time.monotonic() + FORWARDING_TIMEOUT_S
+        while True:
+            states = self.port_states()
+            if all(states.get(p) == "forwarding" for p in ports):
+                return
+            if time.monotonic() > deadline:
+                raise BottleneckError(f"bridge {self.bridge}: ports not forwarding after "
+                                      f"{FORWARDING_TIMEOUT_S:g} s: {states}")
+            time.sleep(0.05)
+
+    def port_states(self) -> dict[str, str]:
+        assert self.switch is not None
+        shown = run(self.switch, ["bridge", "-j", "link", "show"], "reading the bridge's ports")
+        return {entry.get("ifname"): entry.get("state") for entry in json.loads(shown or "[]")}
+
+    def _static_neighbours(self) -> None:
+        """Static ARP between each sender and the receiver, and the bridge's forwarding
+        entries made static: no broadcast or flood crosses the bottleneck."""
+        assert self.receiver is not None and self.switch is not None
+        receiver_if = self.receiver.defaultIntf()
+        lines = []
+        for sender in self.senders:
+            intf = sender.defaultIntf()
+            run(sender, ["ip", "neigh", "replace", RECEIVER_IP, "lladdr", receiver_if.MAC(),
+                         "dev", intf.name, "nud", "permanent"], "static ARP on a sender")
+            lines.append(f"neigh replace {sender.IP()} lladdr {intf.MAC()} dev "
+                         f"{receiver_if.name} nud permanent")
+        run(self.receiver, ["ip", "-batch", "-"], "static ARP on the receiver",
+            stdin="\n".join(lines) + "\n")
+        fdb = [f"fdb replace {self.receiver.defaultIntf().MAC()} dev {self.uplink} master "
+               "static"]
+        for sender in self.senders:
+            port = sender.defaultIntf().link.intf2.name  # the switch's end of its link
+            fdb.append(f"fdb replace {sender.defaultIntf().MAC()} dev {port} master static")
+        run(self.switch, ["bridge", "-batch", "-"], "static forwarding entries",
+            stdin="\n".join(fdb) + "\n")
+
+    # ------------------------------------------------------------------ the run
+
+    def start(self) -> None:
+        """Start the emulator (offloads off on its side of the path first)."""
+        assert self.link is not None
+        self.link.start()
+
+    def check_alive(self) -> None:
+        assert self.link is not None
+        self.link.check_alive()
+
+    def describe(self) -> dict[str, Any]:
+        c = self.config
+        return {"kind": "shared bottleneck", "senders": c.senders,
+                "switch": f"Linux bridge {self.bridge} in {self.prefix}w (STP off, static "
+                          "forwarding entries)",
+                "bottleneck": f"netrepro-link on the bridge's port {self.uplink}",
+                "rate_mbps": c.rate_mbps, "queue": c.queue, "ack_queue": "infinite",
+                "delays_ms": {"sender_links": 0, "data_after_queue": c.data_delay_ms,
+                              "ack_before_queue": c.ack_delay_ms},
+                "delay_where": "in the emulator, whole milliseconds (the sender links "
+                               "have none)",
+                "receiver_ip": RECEIVER_IP,
+                "red": self.red_facts}
+
+    # ------------------------------------------------------------------ teardown
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._teardown()
+
+    def _teardown(self) -> None:
+        """The emulator first, then every namespace of the run: their interfaces (the
+        bridge, the veth pairs) go with them."""
+        if self.link is not None:
+            self.link.stop()
+        if self.net is not None:
+            for host in self.net.hosts:
+                host.terminate()
+            self.net = None
+        if self.switch is not None:
+            self.switch.terminate()
+            self.switch = None
