@@ -122,19 +122,23 @@ def p95_signal_delay_ms(arrival_ms: np.ndarray, delay_ms: np.ndarray) -> int:
     return int(p95(signal_delay_per_ms(arrival_ms, delay_ms)[1]))
 
 
-def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0, from_ms: int = 0) -> LinkMetrics:
+def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0, from_ms: int = 0,
+                 until_ms: int | None = None) -> LinkMetrics:
     """All metrics of one log; `fixed_delay_ms` is the data path's fixed one-way delay.
 
     With `from_ms` > 0 only what happens from that ms on is scored (the Sprout paper skips
     each run's first minute): throughput and capacity count departures and opportunities
     from then to the last event; the signal delay is sampled on the ms from then on (its
     value at a ms still depends on the packets that arrive after it, as without a skip).
+    With `until_ms`, scoring also stops there (exclusive): departures, opportunities and
+    signal-delay samples from that ms on are left out, and the duration ends there (or at
+    the last event, if earlier).
     """
     if fixed_delay_ms < 0:
         raise MetricsError(f"fixed delay {fixed_delay_ms} ms is negative; pass the data "
                            "path's fixed one-way delay (0 or more)")
-    if from_ms > 0:
-        return _scored_from(log, fixed_delay_ms, from_ms)
+    if from_ms > 0 or until_ms is not None:
+        return _scored_window(log, fixed_delay_ms, from_ms, until_ms)
     dep_bytes = int(log.departure_size.sum())
     arr_bytes = int(log.arrival_size.sum())
     if log.departure_time.size == 0:
@@ -165,35 +169,45 @@ def link_metrics(log: LinkLog, fixed_delay_ms: float = 0.0, from_ms: int = 0) ->
         signal_span=(int(arrival.min()), int(arrival.max())), fixed_delay_ms=fixed_delay_ms)
 
 
-def _scored_from(log: LinkLog, fixed_delay_ms: float, from_ms: int) -> LinkMetrics:
-    """link_metrics over the ms from `from_ms` on (see there)."""
+def _scored_window(log: LinkLog, fixed_delay_ms: float, from_ms: int,
+                   until_ms: int | None) -> LinkMetrics:
+    """link_metrics over the ms from `from_ms` up to `until_ms` (see there)."""
     full = link_metrics(log, fixed_delay_ms)  # checks the log; the whole run's figures
     assert log.last_event_ms is not None
     start = max(int(from_ms), int(log.first_event_ms or 0))
-    if log.last_event_ms <= start:
-        raise MetricsError(f"{log.source}: the run ended ({log.last_event_ms} ms) before the "
-                           f"scoring starts ({from_ms} ms): nothing to score")
+    end = log.last_event_ms if until_ms is None else min(int(until_ms), log.last_event_ms)
+    if end <= start:
+        raise MetricsError(f"{log.source}: the scored span [{from_ms}, "
+                           f"{until_ms if until_ms is not None else 'end'}) ms holds nothing "
+                           f"of the run (its events from {log.first_event_ms} to "
+                           f"{log.last_event_ms} ms): nothing to score")
+    stop = log.last_event_ms + 1 if until_ms is None else int(until_ms)
+
+    def inside(times: np.ndarray) -> np.ndarray:
+        return (times >= start) & (times < stop)
+
     arrival = arrival_times_ms(log)
     axis, values = signal_delay_per_ms(arrival, log.departure_delay)
-    scored = axis >= start
+    scored = inside(axis)
     if not scored.any():
-        raise NoDeliveries(f"{log.source}: no packet arrived at the link after {from_ms} ms "
-                           "(the scored part of the run): there is no delay to report")
-    departed = log.departure_time >= start
-    arrived = log.arrival_time >= start
+        raise NoDeliveries(f"{log.source}: no packet arrived at the link in the scored span "
+                           f"[{start}, {stop}) ms: there is no delay to report")
+    departed = inside(log.departure_time)
+    arrived = inside(log.arrival_time)
     if not departed.any():
-        raise NoDeliveries(f"{log.source}: no packet left the link after {from_ms} ms (the "
-                           "scored part of the run): there is no throughput to report")
-    dropped = log.drop_time >= start
+        raise NoDeliveries(f"{log.source}: no packet left the link in the scored span "
+                           f"[{start}, {stop}) ms: there is no throughput to report")
+    dropped = inside(log.drop_time)
+    last = full.signal_delay_last_ms if until_ms is None else int(axis[scored][-1])
     return _from_counts(
-        duration_s=(log.last_event_ms - start) / 1000.0,
-        opportunity_bytes=int(log.opportunity_bytes[log.opportunity_time >= start].sum()),
+        duration_s=(end - start) / 1000.0,
+        opportunity_bytes=int(log.opportunity_bytes[inside(log.opportunity_time)].sum()),
         arrived=(int(arrived.sum()), int(log.arrival_size[arrived].sum())),
         departed=(int(departed.sum()), int(log.departure_size[departed].sum())),
         dropped=(int(log.drop_count[dropped].sum()), int(log.drop_bytes[dropped].sum())),
         p95_queue_delay_ms=float(p95(log.departure_delay[departed])),
         signal_ms=float(p95(values[scored])),
-        signal_span=(int(axis[scored][0]), full.signal_delay_last_ms),
+        signal_span=(int(axis[scored][0]), last),
         fixed_delay_ms=fixed_delay_ms)
 
 
@@ -243,8 +257,8 @@ def contest_score(throughput_mbps: float, p95_e2e_delay_ms: float) -> float | No
 
 
 def metrics_from_file(path: Path | str, fixed_delay_ms: float = 0.0,
-                      from_ms: int = 0) -> LinkMetrics:
-    return link_metrics(parse_log(path), fixed_delay_ms, from_ms)
+                      from_ms: int = 0, until_ms: int | None = None) -> LinkMetrics:
+    return link_metrics(parse_log(path), fixed_delay_ms, from_ms, until_ms)
 
 
 @dataclass(frozen=True, eq=False)

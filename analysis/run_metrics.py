@@ -3,9 +3,11 @@ verified (a switched-path run's come from analysis/prr_run.py).
 
 The scored part of the run starts after its warm-up (meta.json's `span`, written by the
 executor; none for runs without one). A run that loads both directions at once also gets the
-other direction's metrics, from ack.log, under `reverse`. TCP runs also get their congestion
-control's behaviour (analysis/cc_behaviour.py) and the window check of each flow
-(analysis/tcp_window_check.py: `window_valid` False makes the run invalid). Every trace-path
+other direction's metrics, from ack.log, under `reverse`. A full run's metrics are also kept
+under each other rule for where scoring ends (analysis/scored_span.py: `scored_spans`). TCP
+runs also get their congestion control's behaviour (analysis/cc_behaviour.py) and the window
+check of each flow (analysis/tcp_window_check.py: `window_valid` False makes the run
+invalid). Every trace-path
 run gets its end hosts' own timing and its verdict (analysis/host_timing.py).
 """
 from __future__ import annotations
@@ -16,23 +18,29 @@ from typing import Any
 from analysis.cc_behaviour import cc_behaviour_metrics
 from analysis.fidelity import lateness_ok
 from analysis.host_timing import host_timing_metrics
-from analysis.metrics import metrics_from_file
+from analysis.mahimahi_log import parse_log
+from analysis.metrics import link_metrics
+from analysis.scored_span import REVERSE, SPANS_KEY, span_blocks
 from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
 from core.runspec import RunSpec
 
-REVERSE = "reverse"  # the key of the other direction's metrics in a two-way run
+__all__ = ["REVERSE", "trace_path_metrics"]  # REVERSE: the other direction's key
 
 
 def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
     """Metrics from data.log (the data direction), with the data path's fixed delay."""
-    warmup_ms = int((meta.get("span") or {}).get("warmup_ms", 0))
-    metrics: dict[str, Any] = metrics_from_file(run_dir / "data.log", fixed_delay_ms=spec.delay_ms,
-                                                from_ms=warmup_ms).to_dict()
-    metrics["scored_from_ms"] = warmup_ms
+    span = meta.get("span") or {}
+    warmup_ms = int(span.get("warmup_ms", 0))
+    logs = {"data": parse_log(run_dir / "data.log")}
     if both_directions(spec):
-        metrics[REVERSE] = metrics_from_file(run_dir / "ack.log", fixed_delay_ms=spec.delay_ms,
-                                             from_ms=warmup_ms).to_dict()
+        logs[REVERSE] = parse_log(run_dir / "ack.log")
+    metrics: dict[str, Any] = link_metrics(logs["data"], spec.delay_ms, warmup_ms).to_dict()
+    metrics["scored_from_ms"] = warmup_ms
+    if REVERSE in logs:
+        metrics[REVERSE] = link_metrics(logs[REVERSE], spec.delay_ms, warmup_ms).to_dict()
+    if spec.duration_s is None and "span_ms" in span:
+        metrics[SPANS_KEY] = span_blocks(logs, span, spec.delay_ms, warmup_ms)
     link = meta.get("link") or {}
     lateness = (link.get("a2b") or {}).get("lateness_us") or {}
     data = link.get("a2b") or {}

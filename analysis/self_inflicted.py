@@ -3,12 +3,13 @@
 Self-inflicted delay = the run's 95% end-to-end delay minus the omniscient
 protocol's on the same trace, the same span and the same fixed delay
 (the link spec, section 4; `analysis.omniscient`). The span is what the run
-played of that direction's trace (core/run_span.py): one pass of it, or a
-window from the run's offset for the run's span, the trace looping as the
-emulator plays it. Within the span, the omniscient delay is taken on the run's
-own scored ms (after the warm-up, up to the last arrival of a delivered packet,
-where the run's signal delay is defined), so an outage the run's delay leaves
-out is left out of the reference too. A run that loads both directions has a
+played of that direction's trace (core/run_span.py): one pass of it (also when
+the run played each trace once), or a window from the run's offset for the
+run's span, the trace looping as the emulator plays it. Within the span, the
+omniscient delay is taken on the run's own scored ms (after the warm-up, up to
+the last arrival of a delivered packet, or where the chosen scored span ends:
+analysis/scored_span.py), so an outage the run's delay leaves out is left out
+of the reference too. A run that loads both directions has a
 reference per direction: the reverse one is on the ack trace.
 """
 from __future__ import annotations
@@ -22,8 +23,9 @@ import numpy as np
 
 from analysis.mahimahi_log import parse_log
 from analysis.metrics import MetricsError, arrival_times_ms
-from analysis.omniscient import OmniscientResult, omniscient, self_inflicted_delay_ms
-from core.run_span import RunSpan, both_directions, run_span, window_trace
+from analysis.omniscient import (OPPORTUNITY_BYTES, OmniscientResult, omniscient,
+                                 self_inflicted_delay_ms)
+from core.run_span import RunSpan, both_directions, looped_times, run_span, window_trace
 from core.runspec import RunSpec
 from core.traces import TraceSet, load_trace
 
@@ -79,11 +81,13 @@ class OmniscientReferences:
         return self._cache[key]
 
     def span(self, spec: RunSpec) -> RunSpan:
-        """What the run played (core/run_span.py), from its traces' periods (a one-way run's
-        span does not depend on its ack trace, which is not read then)."""
+        """What the run played (core/run_span.py), from its traces' periods. A one-way run's
+        span does not depend on its ack trace: its period, read when the trace is here, only
+        says whether it looped and where the shorter trace of the pair ends."""
         data = int(self.times(spec.data_trace)[-1])
-        ack = int(self.times(spec.ack_trace)[-1]) \
-            if both_directions(spec) else data
+        ack = data
+        if both_directions(spec) or self.traces.locate(spec.ack_trace) is not None:
+            ack = int(self.times(spec.ack_trace)[-1])
         return run_span(spec, data, ack)
 
     def for_played(self, trace: str, delay_ms: float, span: RunSpan,
@@ -92,7 +96,8 @@ class OmniscientReferences:
         played exactly one pass of it from its start, else the window the run played."""
         times = self.times(trace)
         period = int(times[-1])
-        if span.offset_ms == 0 and span.span_ms == period:
+        if span.once or (span.offset_ms == 0 and span.span_ms == period):
+            # Played once (core/run_span.py refuses an offset then): one pass, never looped.
             return self.for_trace(trace, delay_ms, None, axis_ms)
         if span.offset_ms == 0:
             return self.for_trace(trace, delay_ms, span.span_ms / 1000.0, axis_ms)
@@ -102,6 +107,22 @@ class OmniscientReferences:
             result = omniscient(window, delay_ms, span.span_ms, axis_ms)
             self._cache[key] = replace(result, trace=f"{trace} from {span.offset_ms} ms")
         return self._cache[key]
+
+    def capacity_mbps(self, trace: str, span: RunSpan, from_ms: int,
+                      until_ms: int | None = None) -> float:
+        """The link's capacity (Mbit/s, 1504-byte opportunities) over [from_ms, until_ms) of
+        the run's clock, the trace played as the run played it (until_ms None: the span's
+        end)."""
+        end = span.span_ms if until_ms is None else min(until_ms, span.span_ms)
+        if end <= from_ms:
+            raise ValueError(f"no scored ms in [{from_ms}, {end})")
+        times = self.times(trace)
+        if span.once:
+            played = times[times < end]
+        else:
+            played = looped_times(times, span.offset_ms, span.offset_ms + end)
+        count = int(np.count_nonzero(played >= from_ms))
+        return 8.0 * OPPORTUNITY_BYTES * count / ((end - from_ms) / 1000.0) / 1e6
 
     def for_run(self, spec: RunSpec, metrics: Mapping[str, Any] | None = None,
                 run_dir: Path | None = None, reverse: bool = False) -> OmniscientResult:

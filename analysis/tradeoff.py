@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from analysis.omniscient import self_inflicted_delay_ms
-from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import scheme_label
+from analysis.scored_span import WHOLE_RUN, direction_metrics
 from analysis.self_inflicted import OmniscientReferences
 from analysis.summary import RunRecord
 from core.run_span import OFFSET_S, WARMUP_S, both_directions
@@ -21,14 +21,19 @@ DELAY_FLOOR_MS = 1.0
 Row = Mapping[str, Any]
 
 
-def run_row(record: RunRecord, refs: OmniscientReferences, reverse: bool = False
-            ) -> dict[str, Any]:
+def run_row(record: RunRecord, refs: OmniscientReferences, reverse: bool = False,
+            rule: str = WHOLE_RUN) -> dict[str, Any]:
     """The columns every throughput/self-inflicted-delay summary shares, for one run; with
-    `reverse`, for the other direction of a run that loaded both (its `reverse` metrics)."""
+    `reverse`, for the other direction of a run that loaded both (its `reverse` metrics);
+    scored as `rule` says (analysis/scored_span.py), the omniscient protocol on the same ms.
+    Raises MetricsError when the rule leaves nothing of that direction to score."""
     outer = record.metrics
-    m = outer[REVERSE] if reverse else outer
+    m = direction_metrics(outer, rule, reverse)
     reference = refs.for_run(record.spec, m, record.path, reverse=reverse)
     span = record.meta.get("span") or {}
+    from_ms = int(outer.get("scored_from_ms", span.get("warmup_ms", 0)))
+    scored_s = float(m["duration_s"]) if m.get("duration_s") is not None else \
+        (span["span_ms"] - span.get("warmup_ms", 0)) / 1000.0 if "span_ms" in span else None
     return {
         "scheme": record.spec.scheme,
         "label": scheme_label(record.spec.scheme, [outer.get("cc_provider")]),
@@ -51,9 +56,12 @@ def run_row(record: RunRecord, refs: OmniscientReferences, reverse: bool = False
         "offset_s": float(record.spec.option(OFFSET_S, 0.0)),
         "warmup_s": float(record.spec.option(WARMUP_S, 0.0)),
         "played_s": span.get("span_ms", 0) / 1000.0 or None,
-        "scored_s": (span["span_ms"] - span.get("warmup_ms", 0)) / 1000.0
-        if "span_ms" in span else None,
+        "scored_span": rule,
+        "scored_from_s": from_ms / 1000.0,
+        "scored_until_s": from_ms / 1000.0 + scored_s if scored_s is not None else None,
+        "scored_s": scored_s,
         "trace_loops": bool(span.get("ack_loops" if reverse else "data_loops")),
+        "trace_play": "once" if span.get("once") else "loop",
     }
 
 

@@ -12,6 +12,11 @@ never stops mid-run:
 - a run with a duration lasts that long, from `offset_s` into both traces (a quick run's
   stretch: the same for every scheme).
 
+With `trace_play=once` (the Sprout paper's Cellsim of 2012, which had no looping), a full run
+still lasts the longer trace, but each direction's trace plays once: a direction whose trace
+ends first serves nothing after its end (`netrepro-link --once`), and what reaches it then is
+not delivered, so the other direction loses its feedback there.
+
 The first `warmup_s` of the span are played but not scored (the paper skips each run's first
 minute). These are RunSpec options, so they are part of the run's id.
 """
@@ -29,6 +34,8 @@ DIRECTIONS = "directions"  # "both": data both ways at once; absent or "one": on
 BOTH, ONE = "both", "one"
 WARMUP_S = "warmup_s"      # seconds played but not scored (default 0)
 OFFSET_S = "offset_s"      # where in the traces the run starts, seconds (default 0)
+TRACE_PLAY = "trace_play"  # "loop" (absent: mahimahi's, and Cellsim's from 2013) or "once"
+LOOP, ONCE = "loop", "once"
 
 
 class SpanError(UsageError):
@@ -42,16 +49,30 @@ def both_directions(spec: RunSpec) -> bool:
     return value == BOTH
 
 
+def plays_once(spec: RunSpec) -> bool:
+    """Each trace played once, no looping (the paper-era Cellsim), rather than looped."""
+    value = spec.option(TRACE_PLAY, LOOP)
+    if value not in (LOOP, ONCE):
+        raise SpanError(f"option {TRACE_PLAY}={value!r}: expected {LOOP!r} or {ONCE!r}")
+    return value == ONCE
+
+
 @dataclass(frozen=True)
 class DirectionPlay:
     """How one direction's trace is played over the span."""
 
     period_ms: int  # one pass of the trace (its last value)
     passes: float   # how many passes of the trace the span covers (from the offset)
+    once: bool = False  # played once: no service after its end
 
     @property
     def loops(self) -> bool:
-        return self.passes > 1.0 + 1e-9
+        return not self.once and self.passes > 1.0 + 1e-9
+
+    @property
+    def ends_early(self) -> bool:
+        """Played once and over before the span is: the direction serves nothing after."""
+        return self.once and self.passes > 1.0 + 1e-9
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,7 @@ class RunSpan:
     data: DirectionPlay
     ack: DirectionPlay
     both_directions: bool
+    once: bool = False  # each trace played once (TRACE_PLAY), none looping
 
     @property
     def scored_ms(self) -> int:
@@ -78,17 +100,22 @@ class RunSpan:
         if self.offset_ms:
             parts.append(f"{self.offset_ms / 1000:g} s into the traces")
         parts.append(f"{self.span_ms / 1000:g} s played")
+        if self.once:
+            parts.append("each trace once, none looping")
         parts.append(f"first {self.warmup_ms / 1000:g} s not scored" if self.warmup_ms
                      else "all scored")
         return ", ".join(parts)
 
     def loop_note(self, data_name: str, ack_name: str) -> str:
-        """Which trace loops (empty when none does)."""
-        looped = [(name, play) for name, play in ((data_name, self.data), (ack_name, self.ack))
-                  if play.loops]
-        return "; ".join(f"{name} ({play.period_ms / 1000:.0f} s) loops to "
-                         f"{(self.offset_ms + self.span_ms) / 1000:.0f} s"
-                         for name, play in looped)
+        """Which trace loops, or with `once` which one ends before the run (empty when none
+        does)."""
+        sides = ((data_name, self.data), (ack_name, self.ack))
+        end = (self.offset_ms + self.span_ms) / 1000
+        looped = [f"{name} ({play.period_ms / 1000:.0f} s) loops to {end:.0f} s"
+                  for name, play in sides if play.loops]
+        ended = [f"{name} ends at {play.period_ms / 1000:.1f} s (no service after)"
+                 for name, play in sides if play.ends_early]
+        return "; ".join(looped + ended)
 
 
 def run_span(spec: RunSpec, data_period_ms: int, ack_period_ms: int) -> RunSpan:
@@ -96,10 +123,13 @@ def run_span(spec: RunSpec, data_period_ms: int, ack_period_ms: int) -> RunSpan:
     if data_period_ms <= 0 or ack_period_ms <= 0:
         raise SpanError("trace periods must be positive")
     both = both_directions(spec)
+    once = plays_once(spec)
     offset_ms = int(round(float(spec.option(OFFSET_S, 0)) * 1000))
     warmup_ms = int(round(float(spec.option(WARMUP_S, 0)) * 1000))
     if offset_ms < 0 or warmup_ms < 0:
         raise SpanError(f"{OFFSET_S} and {WARMUP_S} must not be negative")
+    if once and offset_ms:
+        raise SpanError(f"{TRACE_PLAY}={ONCE} plays each trace from its start: no {OFFSET_S}")
     if spec.duration_s is None:
         if offset_ms:
             raise SpanError(f"{OFFSET_S} needs a duration: a full run plays whole traces")
@@ -111,9 +141,9 @@ def run_span(spec: RunSpec, data_period_ms: int, ack_period_ms: int) -> RunSpan:
                         f"{span_ms / 1000:g}-s span to score")
     end = offset_ms + span_ms
     return RunSpan(offset_ms=offset_ms, span_ms=span_ms, warmup_ms=warmup_ms,
-                   data=DirectionPlay(data_period_ms, end / data_period_ms),
-                   ack=DirectionPlay(ack_period_ms, end / ack_period_ms),
-                   both_directions=both)
+                   data=DirectionPlay(data_period_ms, end / data_period_ms, once),
+                   ack=DirectionPlay(ack_period_ms, end / ack_period_ms, once),
+                   both_directions=both, once=once)
 
 
 def looped_times(trace: np.ndarray, start_ms: int, end_ms: int) -> np.ndarray:

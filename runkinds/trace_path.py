@@ -3,7 +3,8 @@
 Measured in order: the scheme acquires what it needs (a congestion control, say); the
 path is built with the run's own name prefix (topologies/trace_path.py); the receiver
 starts, then the emulator's clock, then the sender for the run's span (core/run_span.py);
-the link serves nothing after the span, and a sender still running a second later is
+each direction's trace loops, or with `trace_play=once` plays once; the link serves nothing
+after the span, and a sender still running a second later is
 stopped, so every scheme is measured over the same span. The emulator is stopped first
 (everything it put on the wire has then reached the receiver), then the scheme, which
 verifies what really ran.
@@ -105,7 +106,8 @@ class TracePathKind(RunKind):
         meta["span"] = {"offset_ms": span.offset_ms, "span_ms": span.span_ms,
                         "warmup_ms": span.warmup_ms, "both_directions": span.both_directions,
                         "data_period_ms": span.data.period_ms, "ack_period_ms": span.ack.period_ms,
-                        "data_loops": span.data.loops, "ack_loops": span.ack.loops}
+                        "data_loops": span.data.loops, "ack_loops": span.ack.loops,
+                        "once": span.once}
         scheme = make_scheme(spec, paths)
         meta["scheme"] = scheme.describe()
         emulator = paths.native_binary("link", "netrepro-link")
@@ -116,7 +118,7 @@ class TracePathKind(RunKind):
             meta["prefix"] = active.prefix
             path = stack.enter_context(TracePath(
                 data=data, ack=ack, emulator=emulator,
-                log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=False,
+                log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=span.once,
                 span_ms=span.span_ms, active=active,
                 tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE),
                 queue_log=bool(spec.option(queue_log.OPTION, False))))

@@ -42,6 +42,10 @@ SS_RESAMPLE_S = 1.0   # again every second until the data connections show up...
 SS_SAMPLE_FOR_S = 30.0  # ...for at most this long
 # What iperf3 -J reports when it is stopped by a signal; its "end" section is still complete.
 IPERF_INTERRUPTED = "interrupt - the client has terminated"
+# iperf3 ends a test on its own after 2 min without data (`--rcv-timeout`). The run's span
+# ends every run; a flow may rightly go without data for longer: with traces played once
+# (the paper's 2012 emulator) the AT&T LTE downlink serves nothing for the run's last 226 s.
+IPERF_IDLE_TIMEOUT_MS = 3_600_000
 
 
 class TcpScheme(Scheme):
@@ -104,7 +108,8 @@ class TcpScheme(Scheme):
         if self.dctcp is not None:
             self.dctcp.setup(ends)
         self.server = ManagedProcess(
-            ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
+            ends.receiver, ["iperf3", "-s", "-1", "-J", "-p", str(self.port),
+                            "--rcv-timeout", str(IPERF_IDLE_TIMEOUT_MS)],
             ends.out_dir, "iperf3-server", ends.on_process)
         deadline = time.monotonic() + 5
         while not _listening(ends.receiver, self.port):
@@ -119,8 +124,8 @@ class TcpScheme(Scheme):
         self._ends = ends
         args = ["iperf3", "-c", ends.receiver_ip, "-p", str(self.port), "-J",
                 "-t", str(max(1, math.ceil(duration_s))), "-C", self.resolution.kernel_name]
-        if self.both:
-            args.append("--bidir")
+        if self.both:  # the client receives too (iperf3 refuses the timeout otherwise)
+            args += ["--bidir", "--rcv-timeout", str(IPERF_IDLE_TIMEOUT_MS)]
         args += self._start_probe(ends)
         if self.recorder is None and self.client_port is not None:
             args += ["--cport", str(self.client_port)]

@@ -26,6 +26,7 @@ from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
 from analysis.run_metrics import REVERSE
 from analysis.scheme_labels import display_name
+from analysis.scored_span import LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE
 from analysis.self_inflicted import OmniscientReferences
 from experiments.sprout.speedup_table import PaperValue, speedup_table, write_table_csv, \
     write_table_markdown
@@ -54,14 +55,36 @@ SUBSTITUTE_OPTION = Setting(
     SUBSTITUTE, str, "use a network's stand-in trace pair (Verizon-LTE-short for "
     "Verizon-LTE-driving): auto (when the network's own pair is not on this machine), always "
     "or never", default=AUTO, choices=(AUTO, ALWAYS, NEVER))
+ALL = "all"
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _known(kind: str, names: Sequence[str]) -> Any:
+    def check(text: str) -> None:
+        unknown = [n for n in _names(text) if n not in names]
+        if text != ALL and (unknown or not _names(text)):
+            raise ValueError(f"{', '.join(unknown) or repr(text)}: not among the {kind} "
+                             f"({', '.join(names)}), nor '{ALL}'")
+    return check
+
+
 # The schemes the ordering claim ranks (the paper's Figure 7 schemes that run here).
 RANKED = ("sprout", "sprout-ewma", "vegas", "cubic", "cubic-codel")
+# A pair whose traces end further apart than this is scored differently by each span rule,
+# and its panels say so (AT&T LTE: 226 s apart); the other pairs end within 3 s.
+SPAN_SENSITIVE_MS = 10_000
+# Characters per line of a panel's grey remarks (they are drawn inside the axes).
+REMARK_WIDTH = 95
 
 COLUMNS = ["trace", "direction", "scheme", "label", "trial", "throughput_mbps",
            "p95_e2e_delay_ms", "self_inflicted_delay_ms", "omniscient_p95_e2e_delay_ms",
            "utilization", "capacity_mbps", "provider", "cc_used", "substitute",
            "lateness_p99_us", "lateness_ok", "cpu_steal_pct", "data_trace", "ack_trace", "run",
-           "loads", "offset_s", "warmup_s", "played_s", "scored_s", "trace_loops"]
+           "loads", "offset_s", "warmup_s", "played_s", "scored_span", "scored_from_s",
+           "scored_until_s", "scored_s", "trace_loops", "trace_play"]
 PAPER_COLUMNS = ["trace", "direction", "scheme", "substitute", "throughput_mbps",
                  "self_inflicted_delay_ms", "paper_throughput_mbps",
                  "paper_self_inflicted_delay_ms",
@@ -82,6 +105,15 @@ TRACES = (
     CellularTrace("AT&T LTE", "ATT-LTE-driving"),
     CellularTrace("T-Mobile 3G (UMTS)", "TMobile-UMTS-driving"),
 )
+# Part of the figure only (`--networks ATT-LTE-driving --schemes sprout,vegas`): the panels
+# and schemes left out are not planned, drawn or claimed (their claims say NOT RUN).
+NETWORKS_OPTION = Setting(
+    "networks", str, "only these networks, by trace pair, comma-separated "
+    f"({', '.join(t.name for t in TRACES)}), or all", default=ALL,
+    validate=_known("networks", [t.name for t in TRACES]))
+SCHEMES_OPTION = Setting(
+    "schemes", str, f"only these schemes, comma-separated ({', '.join(SCHEMES)}), or all",
+    default=ALL, validate=_known("schemes", SCHEMES))
 
 
 @dataclass(frozen=True)
@@ -120,16 +152,20 @@ class SproutFig7(TradeoffExperiment):
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
     quick_note = "one stretch of each trace pair, every scheme, both directions at once"
     claims = FIG7_CLAIMS
-    options = TradeoffExperiment.options + (SUBSTITUTE_OPTION,)
+    options = TradeoffExperiment.options + (SUBSTITUTE_OPTION, NETWORKS_OPTION, SCHEMES_OPTION)
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,
                  networks: Sequence[CellularTrace] = TRACES,
                  directions: Sequence[str] = DIRECTIONS, schemes: Sequence[str] = SCHEMES,
                  **timing: float) -> None:
         super().__init__(traces, options, **timing)
-        self.networks = tuple(networks)
+        only_networks = self.chosen[NETWORKS_OPTION.name]
+        only_schemes = self.chosen[SCHEMES_OPTION.name]
+        self.networks = tuple(n for n in networks
+                              if only_networks == ALL or n.name in _names(only_networks))
         self.directions = tuple(directions)
-        self.schemes = tuple(schemes)
+        self.schemes = tuple(s for s in schemes
+                             if only_schemes == ALL or s in _names(only_schemes))
 
     # ------------------------------------------------------------------ the runs
 
@@ -289,11 +325,33 @@ class SproutFig7(TradeoffExperiment):
         played = self._played(panel, quick, refs)
         if played is None:
             return "capacity unknown"
+        span = played[1]
+        start, end = self.scored_window(span, quick)
+        if span.once:  # a trace played once serves nothing after its end
+            period = self._period(panel, refs)
+            end = min(end, period) if period is not None else end
         try:
-            ref = refs.for_played(panel.data_trace, self.delay_ms, played[1])
+            capacity = refs.capacity_mbps(panel.data_trace, span, start, end)
         except (TraceError, ValueError):
             return "capacity unknown"
-        return f"capacity {ref.throughput_mbps:.2f} Mbit/s over the span played"
+        return f"capacity {capacity:.2f} Mbit/s over {start / 1000:g}-{end / 1000:g} s"
+
+    def scored_window(self, span: RunSpan, quick: bool) -> tuple[int, int]:
+        """(from, to) ms of the run scored on every panel of a pair under the chosen span
+        (with `last-delivery` each scheme's own end is earlier: to is the run's end; with
+        `senders-stop` nothing sent after the shorter trace counts: to is its end)."""
+        end = span.span_ms
+        if not quick and self.scored_span in (SHORTER_TRACE, SENDERS_STOP):
+            end = min(end, span.data.period_ms, span.ack.period_ms)
+        return span.warmup_ms, end
+
+    @staticmethod
+    def _period(panel: Panel, refs: OmniscientReferences) -> int | None:
+        """One pass of the panel's own trace (ms), or None when it cannot be read."""
+        try:
+            return int(refs.times(panel.data_trace)[-1])
+        except TraceError:
+            return None
 
     def _played(self, panel: Panel, quick: bool, refs: OmniscientReferences
                 ) -> tuple[RunSpec, RunSpan] | None:
@@ -308,8 +366,10 @@ class SproutFig7(TradeoffExperiment):
         except (TraceError, ValueError):
             return None
 
-    def remarks(self, panel: Panel, quick: bool, refs: OmniscientReferences) -> list[str]:
-        """How this panel was measured: the stretch, the loops, the substitute."""
+    def remarks(self, panel: Panel, quick: bool, refs: OmniscientReferences,
+                points: dict[str, TradeoffPoint] | None = None) -> list[str]:
+        """How this panel was measured: the stretch, the loops, the scored span, the
+        substitute; on a pair whose traces end far apart, ours beside the paper's."""
         lines = []
         played = self._played(panel, quick, refs)
         if played is not None:
@@ -317,13 +377,54 @@ class SproutFig7(TradeoffExperiment):
             lines.append(f"{span.describe()}; {self.mode_text}")
             loops = span.loop_note(spec.data_trace, spec.ack_trace)
             if loops:
-                lines.append(f"looped, so feedback never stops: {loops}")
+                lines.append(("looped, so feedback never stops: " if not span.once else "")
+                             + loops)
+            lines += self._span_remarks(panel, span, quick, points or {})
         if panel.substitute:
             lines.append("paper's points (Verizon-LTE-driving) scaled so its Sprout sits on "
                          "ours: compare ratios, not Mbit/s")
         else:
             lines.append("hollow faint markers labelled \"paper\": the paper's points")
         return lines
+
+    def _span_remarks(self, panel: Panel, span: RunSpan, quick: bool,
+                      points: dict[str, TradeoffPoint]) -> list[str]:
+        """What is scored, and where it matters (the pair's traces end far apart) whether
+        the paper's points fit that span, and ours beside them."""
+        if quick:
+            return []
+        start, end = self.scored_window(span, quick)
+        shorter = min(span.data.period_ms, span.ack.period_ms)
+        apart = abs(span.data.period_ms - span.ack.period_ms) > SPAN_SENSITIVE_MS
+        if self.scored_span == LAST_DELIVERY:
+            line = (f"scored from {start / 1000:g} s to each scheme's own last delivery "
+                    "(the paper's scorer)")
+        elif self.scored_span == SENDERS_STOP:
+            line = (f"nothing sent after {shorter / 1000:g} s (the shorter trace's end), "
+                    f"scored from {start / 1000:g} s to each scheme's own last delivery")
+        else:
+            rule = "the end of the shorter trace" if self.scored_span == SHORTER_TRACE \
+                else "the end of the run"
+            line = f"scored {start / 1000:g}-{end / 1000:g} s (to {rule})"
+        if apart:
+            line += ("; the paper's points fit this span (its emulator played each trace "
+                     "once: no feedback after the shorter one)"
+                     if self.scored_span in (SHORTER_TRACE, SENDERS_STOP) else
+                     f"; the paper's points fit {start / 1000:g}-{shorter / 1000:g} s, "
+                     "not this span")
+        lines = [line]
+        beside = self._beside_paper(panel, points) if apart else ""
+        if beside:
+            lines.append(f"ours / paper: {beside}")
+        return [part for text in lines for part in textwrap.wrap(text, REMARK_WIDTH)]
+
+    def _beside_paper(self, panel: Panel, points: dict[str, TradeoffPoint]) -> str:
+        """Each scheme with a point of the paper's: our throughput and delay beside it."""
+        paper = self.paper_points(panel)
+        return "; ".join(
+            f"{display_name(s)} {points[s].throughput_mbps:.2f}/{p.throughput_mbps:.2f} "
+            f"Mbit/s, {points[s].self_inflicted_delay_ms:.0f}/{p.delay_ms:.0f} ms"
+            for s, p in paper.items() if s in points)
 
     def panel_notes(self, panel: Panel, cov: Coverage) -> tuple[str, list[str]]:
         """(message for an empty panel, notes on what is missing in it)."""
@@ -339,7 +440,7 @@ class SproutFig7(TradeoffExperiment):
         title = f"{panel.heading()}\n{self._capacity_text(panel, refs, cov.quick)}"
         draw_panel(ax, series_per_scheme(points.values()), title, notes, empty, legend=legend,
                    published=self.published(panel, points),
-                   remarks=self.remarks(panel, cov.quick, refs))
+                   remarks=self.remarks(panel, cov.quick, refs, points))
 
     def _figures(self, panels: list[Panel], points: dict[str, dict[str, TradeoffPoint]],
                  cov: Coverage, refs: OmniscientReferences, out_dir: Path) -> list[Path]:

@@ -4,11 +4,15 @@ throughput vs self-inflicted delay.
 As the paper ran them (the default): 20 ms each way, an infinite queue as its emulator,
 both directions of the link loaded at once (one run gives the downlink and the uplink
 point), the first minute of each run played but not scored; a full run plays the longer
-trace of the pair once, the shorter one looping. Quick mode plays one stretch of each trace
-pair (analysis/stretch.py: an offset into the traces, a warm-up, the scored part), the same
-for every scheme. `one_way` runs load one direction per run (data one way, ACKs or feedback
-the other), as netrepro did before; the mode, the warm-up and the offset are RunSpec options
-(core/run_span.py), so they are part of every run's id.
+trace of the pair once, the shorter one looping, and is scored to the end of the shorter
+trace (`scored_span`, analysis/scored_span.py: the paper's Cellsim played each trace once,
+so its runs had no feedback past the shorter trace's end). Quick mode plays one stretch of
+each trace pair (analysis/stretch.py: an offset into the traces, a warm-up, the scored
+part), the same for every scheme. `one_way` runs load one direction per run (data one way,
+ACKs or feedback the other), as netrepro did before; `trace_play=once` plays each trace of a
+full run once, as the paper's Cellsim did. The mode, the play, the warm-up and the offset
+are RunSpec options (core/run_span.py), so they are part of every run's id; the scored span
+is not (it reads the same logs: choosing another one needs no rerun).
 """
 from __future__ import annotations
 
@@ -18,12 +22,15 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from analysis.coverage import NOT_RUN, Coverage
+from analysis.metrics import MetricsError
 from analysis.run_metrics import REVERSE
+from analysis.scored_span import DESCRIPTION as SPAN_DESCRIPTION
+from analysis.scored_span import RULES, SHORTER_TRACE
 from analysis.self_inflicted import OmniscientReferences
 from analysis.stretch import representative_offset_ms
 from analysis.summary import RunRecord, write_csv
 from analysis.tradeoff import run_row
-from core.run_span import BOTH, DIRECTIONS, ONE
+from core.run_span import BOTH, DIRECTIONS, LOOP, ONCE, ONE, TRACE_PLAY
 from core.run_span import OFFSET_S as OFFSET_OPTION
 from core.run_span import WARMUP_S as WARMUP_OPTION
 from core.runspec import RunSpec, make_params
@@ -63,6 +70,18 @@ class TradeoffExperiment(Experiment):
         Setting("warmup_s", float, "seconds at the start of a full run played but not scored "
                 "(the paper skips each run's first minute)", default=WARMUP_S, minimum=0,
                 maximum=600),
+        Setting("scored_span", str, "where a full run's scoring ends: at the end of the "
+                "shorter trace of the pair (the paper's span: its emulator played each trace "
+                "once), at the end of the run, at each direction's own last delivery (the "
+                "paper's scorer), or senders-stop: nothing sent after the shorter trace's "
+                "end, each direction to its own last delivery (what the paper's AT&T LTE "
+                "points imply); the same logs are rescored, no rerun "
+                "(analysis/scored_span.py)", default=SHORTER_TRACE, choices=RULES),
+        Setting(TRACE_PLAY, str, "how a full run plays its traces: loop (mahimahi, and the "
+                "paper's emulator from 2013) or once, as the paper's emulator of 2012 did: "
+                "a direction whose trace ends first serves nothing after (with "
+                "--scored-span last-delivery: the paper-era set-up)", default=LOOP,
+                choices=(LOOP, ONCE), flag="--trace-play"),
         Setting(tcp_buffers.OPTION, str, "the hosts' TCP buffer limits, which cap a "
                 "loss-based flow's window over the infinite queue: those of Linux 3.2, the "
                 "paper's kernel, or the machine's own (kernel/tcp_buffers.py)",
@@ -76,6 +95,8 @@ class TradeoffExperiment(Experiment):
         super().__init__(traces, options)
         self.one_way = bool(self.chosen["one_way"])
         self.warmup_s = float(self.chosen["warmup_s"])
+        self.scored_span = str(self.chosen["scored_span"])
+        self.trace_play = str(self.chosen[TRACE_PLAY])
         self.tcp_buffer_profile = str(self.chosen[tcp_buffers.OPTION])
         self.quick_warmup_s, self.quick_scored_s = quick_warmup_s, quick_scored_s
         self._offsets: dict[tuple[str, str], float] = {}
@@ -106,8 +127,10 @@ class TradeoffExperiment(Experiment):
         return self.quick_duration_s if quick else None
 
     def figure_dir(self, out_dir: Path) -> Path:
-        """Where this mode's figures go: one-way ones beside the paper's mode, not over it."""
-        return out_dir / "one-way" if self.one_way else out_dir
+        """Where this mode's figures go: one-way ones, and those of traces played once,
+        beside the default mode's, not over them."""
+        out = out_dir / "one-way" if self.one_way else out_dir
+        return out / "once" if self.trace_play == ONCE else out
 
     def quick_offset_s(self, down: str, up: str) -> float:
         """The stretch's offset into a trace pair (analysis/stretch.py); 0 when a trace is
@@ -129,9 +152,13 @@ class TradeoffExperiment(Experiment):
         if quick:
             return (f"quick: one stretch per trace pair, {self.quick_warmup_s:g} s warm-up "
                     f"then {self.quick_scored_s:g} s scored")
-        longer = "the longer trace of each pair once, the shorter looping" \
-            if not self.one_way else "the data trace once, the other looping"
-        return f"{longer}; first {self.warmup_s:g} s not scored"
+        if self.trace_play == ONCE:
+            longer = "each trace once, none looping (the paper's 2012 emulator)"
+        else:
+            longer = "the longer trace of each pair once, the shorter looping" \
+                if not self.one_way else "the data trace once, the other looping"
+        return (f"{longer}; first {self.warmup_s:g} s not scored, "
+                f"{SPAN_DESCRIPTION[self.scored_span]}")
 
     def setup_text(self, quick: bool) -> str:
         """The conditions every figure states."""
@@ -154,6 +181,10 @@ class TradeoffExperiment(Experiment):
                        options=make_params(**{DIRECTIONS: ONE if self.one_way else BOTH,
                                               WARMUP_OPTION: warmup,
                                               OFFSET_OPTION: offset_s if quick else None,
+                                              # Looping is the default (absent): a quick
+                                              # stretch lies inside both traces anyway.
+                                              TRACE_PLAY: ONCE if self.trace_play == ONCE
+                                              and not quick else None,
                                               tcp_buffers.OPTION: self.tcp_buffer_profile}))
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
@@ -183,10 +214,14 @@ class TradeoffExperiment(Experiment):
         for record in cov.records():
             for reverse in self.scored_directions(record):
                 try:
-                    row = run_row(record, refs, reverse=reverse)
+                    row = run_row(record, refs, reverse=reverse, rule=self.scored_span)
                 except TraceError as e:
                     log.warning("%s: no self-inflicted delay without its trace: %s",
                                 record.path.name, e)
+                    continue
+                except MetricsError as e:
+                    log.warning("%s: nothing to score (%s): %s", record.path.name,
+                                "reverse" if reverse else "data direction", e)
                     continue
                 row.update(self.describe(record.spec, reverse))
                 rows.append(row)

@@ -59,6 +59,21 @@ def test_number_claim_passes_inside_and_fails_outside_its_tolerance():
     assert none.verdict == NOT_RUN and "window=5" in none.why
 
 
+def test_a_failure_points_to_where_it_is_explained():
+    rows = [{"window": 10, "throughput_mbps": 2.1, "run": "a"}]
+    measure = ColumnMean("throughput_mbps", where(window=10), " Mbit/s")
+    explained = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
+                      check=NumberCheck(measure, 1.5, TOL), explained="docs/x.md, \"Why\"")
+    bad = evaluate(explained, rows, QUICK)
+    assert bad.verdict == FAIL and bad.why.endswith('. The cause, measured: docs/x.md, "Why"')
+    assert 'The cause, measured: docs/x.md' in claims_markdown(ClaimReport("e", QUICK, (bad,)))
+    # Only a failure says it: the verdict itself is the check's.
+    good = evaluate(Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
+                          check=NumberCheck(measure, 2.0, TOL), explained="docs/x.md"),
+                    rows, QUICK)
+    assert good.verdict == PASS and good.why == ""
+
+
 def test_a_full_run_claim_is_not_run_on_a_quick_pass():
     rows = [{"window": 10, "throughput_mbps": 2.0}]
     result = evaluate(claim(NumberCheck(ColumnMean("throughput_mbps"), 2.0, TOL), mode=FULL),

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from core.run_span import (BOTH, DIRECTIONS, OFFSET_S, ONE, WARMUP_S, SpanError, run_span,
-                           window_trace)
+from core.run_span import (BOTH, DIRECTIONS, LOOP, OFFSET_S, ONCE, ONE, TRACE_PLAY, WARMUP_S,
+                           SpanError, run_span, window_trace)
 from core.runspec import RunSpec, make_params
 from core.traces import TraceSet, trace_duration_ms
 
@@ -88,3 +88,27 @@ def test_options_are_part_of_the_run_id() -> None:
     b = spec(options={DIRECTIONS: ONE})
     c = spec(options={DIRECTIONS: BOTH, WARMUP_S: 60.0})
     assert len({a.run_id(), b.run_id(), c.run_id()}) == 3
+
+
+def test_traces_played_once_last_the_longer_and_the_shorter_ends() -> None:
+    options = {DIRECTIONS: BOTH, WARMUP_S: 60.0, TRACE_PLAY: ONCE}
+    span = run_span(spec(options=options), ATT_DOWN_MS, ATT_UP_MS)
+    assert span.once and span.span_ms == ATT_UP_MS
+    # The downlink's trace ends 226 s before the run: it does not loop, it stops.
+    assert not span.data.loops and span.data.ends_early and not span.ack.ends_early
+    assert span.loop_note("ATT-LTE-driving.down", "ATT-LTE-driving.up") == \
+        "ATT-LTE-driving.down ends at 786.0 s (no service after)"
+    assert "each trace once, none looping" in span.describe()
+    # Looping is the default, and what a spec without the option plays.
+    assert not run_span(spec(options={DIRECTIONS: BOTH, TRACE_PLAY: LOOP}),
+                        ATT_DOWN_MS, ATT_UP_MS).once
+    assert spec(options=options).run_id() != spec(options={DIRECTIONS: BOTH,
+                                                           WARMUP_S: 60.0}).run_id()
+
+
+def test_traces_played_once_start_at_their_start() -> None:
+    with pytest.raises(SpanError, match="no offset_s"):
+        run_span(spec(duration_s=40.0, options={TRACE_PLAY: ONCE, OFFSET_S: 450.0}),
+                 ATT_DOWN_MS, ATT_UP_MS)
+    with pytest.raises(SpanError, match="trace_play"):
+        run_span(spec(options={TRACE_PLAY: "twice"}), ATT_DOWN_MS, ATT_UP_MS)

@@ -1,5 +1,6 @@
-"""The paper's scoring: a run's first part skipped, the rest scored (analysis/metrics.py), and
-a quick run's stretch (analysis/stretch.py)."""
+"""The paper's scoring: a run's first part skipped, the rest scored up to where the chosen rule
+ends it (analysis/metrics.py, analysis/scored_span.py), and a quick run's stretch
+(analysis/stretch.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,9 @@ import pytest
 
 from analysis.mahimahi_log import parse_log_bytes
 from analysis.metrics import MetricsError, link_metrics
+from analysis.scored_span import (LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE, SPANS_KEY,
+                                  WHOLE_RUN, direction_metrics, rule_log, span_blocks,
+                                  until_ms)
 from analysis.stretch import representative_offset_ms
 
 
@@ -57,3 +61,89 @@ def test_a_quick_stretch_avoids_the_unrepresentative_parts() -> None:
 
 def test_traces_shorter_than_a_stretch_start_at_zero() -> None:
     assert representative_offset_ms(np.arange(1, 1000), np.arange(1, 1000), 20_000, 40_000) == 0
+
+
+def test_scoring_stops_where_the_span_ends() -> None:
+    log = parse_log_bytes(_log())
+    # Scored [0, 1200): only the first packet (arrived 100, left 1100) left in it. The signal
+    # delay is sampled on ms 100..1199: 1000 at 100 (its own packet), then the wait for the
+    # packet arriving at 1500 plus its 1 ms, 1 + 1500 - t, for t = 101..1199 (1400 down to 302).
+    stopped = link_metrics(log, fixed_delay_ms=20, until_ms=1200)
+    assert (stopped.signal_delay_first_ms, stopped.signal_delay_last_ms) == (100, 1199)
+    values = sorted([1000] + [1 + 1500 - t for t in range(101, 1200)])
+    assert stopped.p95_signal_delay_ms == values[int(0.95 * len(values))]
+    assert stopped.departed_packets == 1 and stopped.duration_s == 1.2
+    assert stopped.capacity_mbps == pytest.approx(8 * 1504 * 1200 / 1.2 / 1e6)
+    # [1000, 1502): both departures (1100 and 1501) are in it, and the signal delay is
+    # sampled on ms 1000..1500 (the last arrival).
+    window = link_metrics(log, fixed_delay_ms=20, from_ms=1000, until_ms=1502)
+    assert window.departed_packets == 2 and window.departed_bytes == 3000
+    assert (window.signal_delay_first_ms, window.signal_delay_last_ms) == (1000, 1500)
+    with pytest.raises(MetricsError, match="nothing to score"):
+        link_metrics(log, from_ms=1500, until_ms=1500)
+
+
+def _span(data: int, ack: int, span: int) -> dict:
+    return {"data_period_ms": data, "ack_period_ms": ack, "span_ms": span, "warmup_ms": 1000}
+
+
+def test_where_each_rule_ends() -> None:
+    log = parse_log_bytes(_log())
+    # The AT&T LTE shape: the data trace (786 s) is the shorter one and loops to 1012 s.
+    att = _span(786_112, 1_012_472, 1_012_472)
+    assert until_ms(SHORTER_TRACE, att, log) == 786_112
+    assert until_ms(WHOLE_RUN, att, log) is None
+    assert until_ms(LAST_DELIVERY, att, log) == 1502  # the last departure, 1501, included
+    # Traces of one length: the shorter trace ends with the run.
+    assert until_ms(SHORTER_TRACE, _span(140_000, 140_000, 140_000), log) is None
+    with pytest.raises(ValueError, match="scored span"):
+        until_ms("half", att, log)
+
+
+def test_a_rules_metrics_are_read_from_its_block() -> None:
+    log = parse_log_bytes(_log())
+    blocks = span_blocks({"data": log, "reverse": log}, _span(1200, 2000, 2000), 20, 0)
+    assert set(blocks) == {SHORTER_TRACE, LAST_DELIVERY, SENDERS_STOP}
+    metrics = {"p95_e2e_delay_ms": 1.0, "reverse": {"p95_e2e_delay_ms": 2.0},
+               SPANS_KEY: blocks}
+    shorter = direction_metrics(metrics, SHORTER_TRACE)
+    assert shorter["scored_until_ms"] == 1200 and shorter["departed_packets"] == 1
+    assert direction_metrics(metrics, SHORTER_TRACE, reverse=True)["departed_packets"] == 1
+    assert direction_metrics(metrics, WHOLE_RUN)["p95_e2e_delay_ms"] == 1.0
+    assert direction_metrics(metrics, WHOLE_RUN, reverse=True)["p95_e2e_delay_ms"] == 2.0
+    # A run without blocks (a quick stretch) is scored whole under every rule.
+    assert direction_metrics({"p95_e2e_delay_ms": 3.0}, SHORTER_TRACE)["p95_e2e_delay_ms"] == 3
+    # A rule that leaves nothing to score says so when it is chosen.
+    empty = span_blocks({"data": log}, _span(50, 2000, 2000), 20, 0)
+    with pytest.raises(MetricsError, match="shorter trace"):
+        direction_metrics({SPANS_KEY: empty}, SHORTER_TRACE)
+
+
+def _log_of(packets: list[tuple[int, int]], until: int = 3000) -> bytes:
+    """One opportunity a ms to `until`; each packet (arrival, departure) is 1500 bytes."""
+    lines = [f"{t} # 1504" for t in range(until)]
+    for arrival, departure in packets:
+        lines += [f"{arrival} + 1500", f"{departure} - 1500 {departure - arrival}"]
+    events = sorted(lines, key=lambda line: int(line.split()[0]))
+    return ("\n".join(["# base timestamp: 0", *events]) + "\n").encode()
+
+
+def test_senders_stop_at_the_shorter_traces_end() -> None:
+    # The data trace (1200 ms) is the shorter one; the run plays to 3000 ms. Packets sent
+    # at 100, 1100 and 1300 ms: the second waits to 1600 ms, the third is sent too late.
+    log = parse_log_bytes(_log_of([(100, 150), (1100, 1600), (1300, 1350)]))
+    span = {"data_period_ms": 1200, "ack_period_ms": 3000, "span_ms": 3000, "warmup_ms": 0}
+    # On the longer trace's direction the link goes on delivering what was sent before
+    # 1200 ms: scored to the second packet's departure.
+    kept = rule_log(SENDERS_STOP, span, log, own_period_ms=3000)
+    assert kept.departure_time.tolist() == [150, 1600]
+    assert until_ms(SENDERS_STOP, span, kept) == 1601
+    # On the shorter trace's own direction nothing is served after its end.
+    ended = rule_log(SENDERS_STOP, span, log, own_period_ms=1200)
+    assert ended.departure_time.tolist() == [150] and ended.last_event_ms == 150
+    blocks = span_blocks({"data": log, "reverse": log}, span, 20, 0)[SENDERS_STOP]
+    assert blocks["departed_packets"] == 1 and blocks["reverse"]["departed_packets"] == 2
+    assert blocks["reverse"]["scored_until_ms"] == 1601
+    # Traces of one length: nothing is left out.
+    same = {**span, "data_period_ms": 3000}
+    assert rule_log(SENDERS_STOP, same, log, own_period_ms=3000) is log

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from analysis.self_inflicted import OmniscientReferences
 from core.results import ExperimentStore
+from core.settings import SettingError
 from app.runner import PER_RUN_OVERHEAD_S
 from experiments.registry import get_experiment
 from experiments.sprout.fig7 import DOWNLINK, SCHEMES, UPLINK, SproutFig7
@@ -257,3 +259,77 @@ def test_substitute_panels_compare_the_paper_as_ratios(fig7: SproutFig7) -> None
     assert {p.label for p in published.values()} == {"paper, scaled"}
     evdo = fig7.panels()[2]
     assert {p.label for p in fig7.published(evdo, {})} == {"paper"}
+
+
+def test_part_of_the_figure(tmp_path: Path) -> None:
+    traces = _traces(tmp_path / "traces")
+    part = SproutFig7(traces, {"networks": "ATT-LTE-driving,TMobile-UMTS-driving",
+                               "schemes": "sprout, vegas"})
+    specs = part.matrix(quick=False)
+    assert {(s.data_trace, s.scheme) for s in specs} == {
+        (f"{b}.down", s) for b in ("ATT-LTE-driving", "TMobile-UMTS-driving")
+        for s in ("sprout", "vegas")}
+    assert len(part.panels()) == 4
+    for bad in ({"networks": "Sprint"}, {"schemes": "sprout,quic"}, {"schemes": ","}):
+        with pytest.raises(SettingError, match="not among"):
+            SproutFig7(traces, bad)
+
+
+def _pair_far_apart(directory: Path):
+    """An AT&T-like pair: the downlink trace ends at 1 s, the uplink's at 20 s."""
+    write_trace(directory, "ATT-LTE-driving.down", range(1, 1001))
+    write_trace(directory, "ATT-LTE-driving.up", range(1, 20001))
+    return trace_set(directory)
+
+
+def test_the_scored_span_is_chosen_without_a_rerun(tmp_path: Path) -> None:
+    traces = _pair_far_apart(tmp_path / "traces")
+    options = {"networks": "ATT-LTE-driving", "schemes": "sprout", "warmup_s": 0.0}
+    paper_span = SproutFig7(traces, options)
+    spec, = paper_span.matrix(quick=False)
+    # The whole run scores 121 ms; the shorter trace's span (to 1 s) 71 ms; one pair of
+    # logs gives both (metrics.json's scored_spans), so the same run serves every rule.
+    axis = {"signal_delay_first_ms": 0, "signal_delay_last_ms": 900}
+    short = dict(throughput_mbps=2.0, p95_e2e_delay_ms=71.0, duration_s=1.0, **axis,
+                 reverse=dict(throughput_mbps=1.0, p95_e2e_delay_ms=71.0, duration_s=1.0,
+                              **axis))
+    store = ExperimentStore(tmp_path / "results" / paper_span.name)
+    add_done(store, spec, throughput_mbps=1.0, p95_e2e_delay_ms=121.0, duration_s=2.0, **axis,
+             reverse=dict(throughput_mbps=0.5, p95_e2e_delay_ms=121.0, duration_s=2.0, **axis),
+             scored_spans={"shorter-trace": short})
+    paper_span.make_figures(store, store.root)
+    rows = {r["direction"]: r for r in _csv(store.root / "summary.csv")}
+    # One opportunity a ms: the omniscient protocol waits 1 ms, 21 ms end to end.
+    assert float(rows["downlink"]["self_inflicted_delay_ms"]) == 50
+    assert (rows["uplink"]["scored_span"], rows["uplink"]["scored_until_s"]) == \
+        ("shorter-trace", "1")
+    whole = SproutFig7(traces, {**options, "scored_span": "whole-run"})
+    whole.make_figures(store, store.root)
+    rows = {r["direction"]: r for r in _csv(store.root / "summary.csv")}
+    assert float(rows["downlink"]["self_inflicted_delay_ms"]) == 100
+    assert float(rows["uplink"]["throughput_mbps"]) == 0.5
+    assert rows["uplink"]["scored_span"] == "whole-run"
+    # The panels say what was scored, and on a pair whose traces end this far apart, where
+    # the paper's points fit.
+    refs = OmniscientReferences(traces)
+    up = next(p for p in whole.panels() if p.direction == UPLINK)
+    remarks = " ".join(whole.remarks(up, False, refs))
+    assert "scored 0-20 s (to the end of the run); the paper's points fit 0-1 s" in remarks
+    remarks = " ".join(paper_span.remarks(up, False, refs))
+    assert "scored 0-1 s (to the end of the shorter trace); the paper's points fit this" \
+        in remarks
+    assert "over 0-1 s" in paper_span._capacity_text(up, refs, False)
+
+
+def test_traces_played_once(tmp_path: Path) -> None:
+    traces = _pair_far_apart(tmp_path / "traces")
+    once = SproutFig7(traces, {"networks": "ATT-LTE-driving", "trace_play": "once",
+                               "warmup_s": 0.0})
+    assert {s.option("trace_play") for s in once.matrix(quick=False)} == {"once"}
+    # Quick stretches lie inside both traces: they are played as always.
+    assert {s.option("trace_play") for s in once.matrix(quick=True)} == {None}
+    assert once.figure_dir(tmp_path) == tmp_path / "once"
+    refs = OmniscientReferences(traces)
+    down = next(p for p in once.panels() if p.direction == DOWNLINK)
+    assert "ATT-LTE-driving.down ends at 1.0 s (no service after)" in once.remarks(
+        down, False, refs)
