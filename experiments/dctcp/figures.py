@@ -82,6 +82,14 @@ def _notes_text(fig: Any, lines: Sequence[str]) -> None:
                  fontsize=7, va="bottom", color="firebrick")
 
 
+def _packets_to_kb(packets: Any) -> Any:
+    return np.asarray(packets, dtype=float) * KB_PER_PACKET
+
+
+def _kb_to_packets(kb: Any) -> Any:
+    return np.asarray(kb, dtype=float) / KB_PER_PACKET
+
+
 def fig1(compare: list[tuple[dict[str, Any], RunRecord]], notes: list[str], quick: bool) -> Any:
     fig, ax = new_figure(9.0, 4.8)
     start = None
@@ -99,8 +107,7 @@ def fig1(compare: list[tuple[dict[str, Any], RunRecord]], notes: list[str], quic
                   if compare else "time (s)")
     ax.set_ylabel("packets in the bottleneck queue")
     ax.set_ylim(0, paper.HIFI_BUFFER_PACKETS * 1.08)
-    right = ax.secondary_yaxis("right", functions=(lambda p: p * KB_PER_PACKET,
-                                                   lambda kb: kb / KB_PER_PACKET))
+    right = ax.secondary_yaxis("right", functions=(_packets_to_kb, _kb_to_packets))
     right.set_ylabel("KB (1504 bytes per packet)")
     mode = "quick pass, 20 s runs" if quick else "60 s runs"
     ax.set_title("DCTCP Fig. 1: queue at the shared port, 2 long flows, 100 Mbit/s, "

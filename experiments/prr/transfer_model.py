@@ -57,6 +57,7 @@ import enum
 import heapq
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from experiments.prr.recovery_model import (PrrVariant, Recovery, prr_send_count,
                                             rate_halving_step, reno_grow)
@@ -117,12 +118,12 @@ class SenderModel:
             raise ValueError("reordering and iw must be at least 1")
 
 
-def this_kernel(recovery: Recovery, **changes: object) -> SenderModel:
+def this_kernel(recovery: Recovery, **changes: Any) -> SenderModel:
     """A sender as this kernel (6.18) runs one: RACK, PRR as Linux >= 4.3."""
     return replace(SenderModel(LossMarking.RACK, recovery), **changes)
 
 
-def linux_3(recovery: Recovery, **changes: object) -> SenderModel:
+def linux_3(recovery: Recovery, **changes: Any) -> SenderModel:
     """A sender as the paper's kernels ran one: FACK (3.1's default) with forward
     retransmission and no growth on the exit ACK; PRR as Linux 3.2-4.2 had it (SSRB)."""
     return replace(SenderModel(LossMarking.FACK, recovery, variant=PrrVariant.LINUX_SSRB,
