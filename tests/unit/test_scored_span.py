@@ -136,11 +136,11 @@ def test_senders_stop_at_the_shorter_traces_end() -> None:
     # On the longer trace's direction the link goes on delivering what was sent before
     # 1200 ms: scored to the second packet's departure.
     kept = rule_log(SENDERS_STOP, span, log, own_period_ms=3000)
-    assert kept.departure_time.tolist() == [150, 1600]
+    assert [int(t) for t in kept.departure_time] == [150, 1600]
     assert until_ms(SENDERS_STOP, span, kept) == 1601
     # On the shorter trace's own direction nothing is served after its end.
     ended = rule_log(SENDERS_STOP, span, log, own_period_ms=1200)
-    assert ended.departure_time.tolist() == [150] and ended.last_event_ms == 150
+    assert [int(t) for t in ended.departure_time] == [150] and ended.last_event_ms == 150
     blocks = span_blocks({"data": log, "reverse": log}, span, 20, 0)[SENDERS_STOP]
     assert blocks["departed_packets"] == 1 and blocks["reverse"]["departed_packets"] == 2
     assert blocks["reverse"]["scored_until_ms"] == 1601
