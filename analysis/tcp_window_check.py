@@ -35,6 +35,7 @@ from core.runspec import RunSpec
 from core.errors import RunInvalid
 from core.artifacts import IPERF_PORT, REVERSE_DIR
 from core.tcp_probe_format import PROBE_FILE
+from core.ss_output import detail_lines
 
 FORWARD, REVERSE = "forward", "reverse"
 OK = "ok"
@@ -63,26 +64,13 @@ def ss_mss(text: str, local_port: int | None, peer_port: int | None = None) -> i
     """The `mss:` of the connection between these ports in `ss -tin` output (None: absent)."""
     if local_port is None:
         return None
-    ports: tuple[int | None, int | None] = (None, None)
-    for line in text.splitlines():
-        if not line[:1].isspace():
-            words = line.split()
-            ports = (_port(words[3]) if len(words) > 3 else None,
-                     _port(words[4]) if len(words) > 4 else None)
-            continue
-        if ports[0] != local_port or (peer_port is not None and ports[1] != peer_port):
+    for local, peer, line in detail_lines(text):
+        if local != local_port or (peer_port is not None and peer != peer_port):
             continue
         found = _MSS.search(line)
         if found and int(found.group(1)) > 0:
             return int(found.group(1))
     return None
-
-
-def _port(address: str) -> int | None:
-    try:
-        return int(address.rsplit(":", 1)[1])
-    except (IndexError, ValueError):
-        return None
 
 
 def _read(path: Path) -> str:

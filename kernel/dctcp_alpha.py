@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from core.ss_output import detail_lines
 from kernel.bpf_map import BpfMap, BpfMapError, MapInfo, find_maps
 
 log = logging.getLogger(__name__)
@@ -213,12 +214,7 @@ _FIELD = re.compile(r"\b(delivered|delivered_ce):(\d+)")
 def parse_ss_dctcp(text: str, local_port: int | None) -> dict[str, int] | None:
     """The dctcp:(...) of the connection from `local_port` (else the first that has one) in
     `ss -tin` output, with its delivered and delivered_ce counters where ss prints them."""
-    port: int | None = None
-    for line in text.splitlines():
-        if line[:1] and not line[:1].isspace():
-            words = line.split()
-            port = _port(words[3]) if len(words) > 3 else None
-            continue
+    for port, _peer, line in detail_lines(text):
         if local_port is not None and port != local_port:
             continue
         found = _DCTCP_INFO.search(line)
@@ -228,13 +224,6 @@ def parse_ss_dctcp(text: str, local_port: int | None) -> dict[str, int] | None:
         info.update({k: int(v) for k, v in _FIELD.findall(line)})
         return info
     return None
-
-
-def _port(address: str) -> int | None:
-    try:
-        return int(address.rsplit(":", 1)[1])
-    except (IndexError, ValueError):
-        return None
 
 
 class SsAlphaSource:
