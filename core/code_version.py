@@ -8,14 +8,17 @@ from core.paths import REPO_ROOT
 
 # Measurement code: the emulator, the endpoints, the topology, the schemes, the kernel's
 # facilities, the controllers, and the run kinds that drive them. Analysis and plotting are
-# not here: figures regenerate without rerunning.
-_MEASUREMENT_DIRS = ("native", "topologies", "schemes", "kernel", "controllers", "runkinds")
+# not here: figures regenerate without rerunning. `core/` is, whole: what a spec means (its
+# span, its queue, the artifacts' names) lives there, and a module left off a list would let
+# a changed measurement reuse runs made before the change.
+_MEASUREMENT_DIRS = ("core", "native", "topologies", "schemes", "kernel", "controllers",
+                     "runkinds")
 _SUFFIXES = {".cc", ".hh", ".c", ".h", ".py", ".txt", ".tsv"}
 
 
 # The analysis that turns a run's artifacts into metrics.json; its version is stamped into
 # every metrics.json, and `./repro report` recomputes metrics whose version is not this one.
-_ANALYSIS_DIRS = ("analysis",)
+_ANALYSIS_DIRS = ("analysis", "core")  # core: the scored span, the artifacts' formats
 
 
 @functools.lru_cache(maxsize=1)
