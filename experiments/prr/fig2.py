@@ -32,6 +32,7 @@ from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.prr.claims import CLAIMS, acks_waited
+from experiments.prr.fig2_predictions import COLUMNS as MODEL_COLUMNS, predict
 from runkinds.registry import SWITCHED_PATH, kind_of
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ SUMMARY_COLUMNS = [
     "entry_after_dupthresh_ms", "acks_after_dupthresh", "path_delay_median_ms",
     "path_delay_max_ms",
     "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
-    "tcp_recovery_sysctl", "run"]
+    "tcp_recovery_sysctl"] + MODEL_COLUMNS + ["run"]
 
 
 class PrrFig2(Experiment):
@@ -237,6 +238,8 @@ def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],
                tcp_recovery_sysctl=(meta.get("sysctls") or {}).get("net.ipv4.tcp_recovery"),
                run=run)
     row["acks_waited"] = acks_waited(row)
+    row.update(predict(row["pattern"], row["size_bytes"], row["cc"], row["recovery"],
+                       row["bottleneck_mbps"], row["rtt_ms"]))
     return row
 
 

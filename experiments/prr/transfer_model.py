@@ -201,6 +201,17 @@ class TransferResult:
             return None
         return sum(1 for e in self.events if e.kind == "ack" and e.time_ms < entry.time_ms)
 
+    def acks_waited(self) -> int | None:
+        """ACKs of the first recovery before the first one that let new data go, counted from
+        the ACK that started it; all of its ACKs when none did (prr-fig2's acks_waited)."""
+        entry = self.entry
+        if entry is None:
+            return None
+        end = self.exit
+        inside = [e for e in self.events if e.kind == "ack" and e.time_ms >= entry.time_ms
+                  and (end is None or e.time_ms < end.time_ms)]
+        return next((i for i, e in enumerate(inside) if e.sent_new), len(inside))
+
     def min_cwnd_in_recovery(self) -> int | None:
         inside = [e.cwnd for e in self.events if e.state is CaState.RECOVERY]
         return min(inside) if inside else None

@@ -283,3 +283,26 @@ def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> N
     # The claims use the re-derived numbers, not the edited one.
     assert {r.id: r.verdict for r in again.claims.results}["prr-exits-at-ssthresh"] == PASS
     assert again.problems()[0] and EXIT_FAILED == 1
+
+
+def test_each_row_carries_the_model_s_prediction_for_its_cell() -> None:
+    from experiments.prr.fig2 import summary_row
+    from experiments.prr.fig2_predictions import predict
+    spec = next(s for s in PrrFig2(None, dict(pattern="base", size=65536, cc="reno"))
+                .matrix(quick=False) if s.option("recovery") == "rate-halving")
+    row = summary_row(spec, {"cwnd_exit": 8}, {}, "a-run")
+    assert (row["model_cwnd_exit"], row["linux3_cwnd_exit"]) == (8, 8)
+    assert (row["model_acks_waited"], row["linux3_acks_waited"]) == (8, 6)
+    # What the model does not have, or cannot read, is left empty, not guessed.
+    assert set(predict("base", 65536, "bbr", "rate-halving", 10, 40).values()) == {None}
+    assert set(predict("1-x", 65536, "cubic", "rate-halving", 10, 40).values()) == {None}
+    assert set(predict("base", 65536, "cubic", "other", 10, 40).values()) == {None}
+
+
+def test_the_model_claims_fail_on_a_cell_the_model_misses_by_two() -> None:
+    def row(measured: int) -> dict:
+        return _row("rate-halving", cwnd_exit=measured, acks_before_new=measured,
+                    model_cwnd_exit=5, model_acks_waited=5)
+    for claim_id in ("model-predicts-cwnd-exit", "model-predicts-acks-waited"):
+        assert evaluate(_claim(claim_id), [row(4)]).verdict == PASS, claim_id
+        assert evaluate(_claim(claim_id), [row(3)]).verdict == FAIL, claim_id

@@ -157,3 +157,38 @@ def test_the_papers_prr_adds_one_on_every_ack() -> None:
     _, pipe, sent, _ = RFC6937_BURST["ssrb"]
     rows = simulate(Recovery.PRR, BURST_6937, PrrVariant.LINUX_SSRB)
     assert column(rows, "sent") == sent and column(rows, "pipe") == pipe
+
+
+BASE = frozenset(range(11, 15))  # prr-fig2's base pattern: the first 4 of the second window
+
+
+@pytest.mark.parametrize("base, ssthresh", [("cubic", 14), ("reno", 10)])
+def test_base_pattern_at_64k_decides_by_the_gap_between_pipe_and_ssthresh(
+        base: str, ssthresh: int) -> None:
+    """After 4 losses in a window of 20 pipe is 15. Cubic's ssthresh (14) leaves RFC 3517 two
+    silent ACKs, which fall where PRR's do behind the 4 retransmissions: both send new data
+    from the 6th ACK, and rate halving stops at its floor, ssthresh. Reno's (10) leaves six:
+    RFC 3517 waits 10 ACKs, PRR 8, and rate halving falls toward ssthresh / 2 and exits at 8."""
+    transfer = Transfer(size_bytes=65536, drops=BASE)
+    runs = {r: simulate_transfer(this_kernel(r, base=base), transfer)
+            for r in (Recovery.RFC6675, Recovery.PRR, Recovery.RATE_HALVING)}
+    assert all(r.entry is not None and r.entry.pipe == 15 for r in runs.values())
+    assert runs[Recovery.RFC6675].exit_cwnd == runs[Recovery.PRR].exit_cwnd == ssthresh
+    waited = {r: result.acks_waited() for r, result in runs.items()}
+    if base == "cubic":
+        assert waited == {Recovery.RFC6675: 6, Recovery.PRR: 6, Recovery.RATE_HALVING: 6}
+        assert runs[Recovery.RATE_HALVING].exit_cwnd == 14
+    else:
+        assert waited == {Recovery.RFC6675: 10, Recovery.PRR: 8, Recovery.RATE_HALVING: 8}
+        assert runs[Recovery.RATE_HALVING].exit_cwnd == 8
+
+
+def test_acks_waited_is_every_ack_of_recovery_when_nothing_new_was_left() -> None:
+    # 32 KB: the whole transfer is out before the base pattern's losses are found.
+    result = simulate_transfer(this_kernel(Recovery.RFC6675), Transfer(drops=BASE))
+    assert result.entry is not None and result.exit is not None
+    inside = [e for e in result.events if e.kind == "ack"
+              and result.entry.time_ms <= e.time_ms < result.exit.time_ms]
+    assert not any(e.sent_new for e in inside)
+    assert result.acks_waited() == len(inside) == 10
+    assert simulate_transfer(this_kernel(Recovery.PRR), Transfer()).acks_waited() is None
