@@ -143,9 +143,13 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
         f["since_finished"] = f["name"] in superseded
     missing = [{"label": c.spec.label(), "reason": short_reason(c.reason, 300),
                 "never_run": c.reason == NOT_RUN_YET} for c in cov.missing()]
+    # The plan's runs are the ones its timing is judged on; the others on record (another
+    # mode's, other options', or redone since) are listed, marked, and not counted.
+    judged = records if problem else cov.records()
+    in_plan = {r.path for r in judged}
     runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
              "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
-             "hosts_late": hosts_late(r.metrics),
+             "hosts_late": hosts_late(r.metrics), "in_plan": r.path in in_plan,
              "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
     section.update(
         present=True, mode="unknown" if problem else "quick" if cov.quick else "full",
@@ -154,7 +158,8 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
         counts=claims.counts(), claims_md=f"{exp.name}/claims.md",
         claims_json=f"{exp.name}/claims.json", figures=main, panels=panels, tables=tables,
         failures=failures, still_failing=sum(not f["since_finished"] for f in failures),
-        missing=missing, runs=runs, environment=_environment(records),
+        missing=missing, runs=runs, environment=_environment(judged),
+        outside_plan=sum(not r["in_plan"] for r in runs),
         invalid=sum(bool(r["invalid"]) for r in runs))
     return section
 

@@ -43,6 +43,13 @@ class RunVerdict:
     hosts_late: bool = False  # its end hosts were late (analysis/host_timing.py)
     served: str = ""  # "cubic: builtin" for TCP runs
     other_impl: str = ""  # why the serving implementation is not the one requested
+    lateness_p99_us: int | None = None  # the emulator's, the worse direction
+    host_p99_us: int | None = None
+    steal_pct: float | None = None
+    # One of the runs the plan judges; False for a run on record made for another plan (the
+    # quick runs of an experiment now checked in full, a batch with other options): it is
+    # still re-derived, but its timing is not counted as the plan's.
+    in_plan: bool = True
 
 
 @dataclass
@@ -70,20 +77,38 @@ class ExperimentVerdict:
     providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
     # TCP runs by their receivers' tcp_rmem maximum (the window's ceiling): value -> n.
     tcp_rmem_max: dict[str, int] = field(default_factory=dict)
-    lateness_p99_us: list[int] = field(default_factory=list)
-    host_p99_us: list[int] = field(default_factory=list)
-    steal_pct: list[float] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(r.check.status == status for r in self.runs)
 
     @property
+    def judged(self) -> list[RunVerdict]:
+        """The runs whose timing counts: those of the plan."""
+        return [r for r in self.runs if r.in_plan]
+
+    @property
+    def outside_plan(self) -> list[RunVerdict]:
+        return [r for r in self.runs if not r.in_plan]
+
+    @property
     def late(self) -> int:
-        return sum(r.late for r in self.runs)
+        return sum(r.late for r in self.judged)
 
     @property
     def hosts_late(self) -> int:
-        return sum(r.hosts_late for r in self.runs)
+        return sum(r.hosts_late for r in self.judged)
+
+    @property
+    def lateness_p99_us(self) -> list[int]:
+        return [r.lateness_p99_us for r in self.judged if r.lateness_p99_us is not None]
+
+    @property
+    def host_p99_us(self) -> list[int]:
+        return [r.host_p99_us for r in self.judged if r.host_p99_us is not None]
+
+    @property
+    def steal_pct(self) -> list[float]:
+        return [r.steal_pct for r in self.judged if r.steal_pct is not None]
 
     @property
     def other_impl(self) -> list[RunVerdict]:
@@ -104,6 +129,9 @@ class ExperimentVerdict:
             "options": self.options, "options_problem": self.options_problem,
             "planned": self.planned, "finished": self.finished, "late": self.late,
             "hosts_late": self.hosts_late,
+            "outside_plan": {"runs": len(self.outside_plan),
+                             "late": sum(r.late for r in self.outside_plan),
+                             "hosts_late": sum(r.hosts_late for r in self.outside_plan)},
             "served_by_other_implementation": [
                 {"run": r.run, "why": r.other_impl} for r in self.other_impl],
             "failed": [{"run": n, "reason": r, "since_finished": n in self.superseded}
@@ -114,7 +142,8 @@ class ExperimentVerdict:
             "deleted_runs": self.deleted, "claims_changed_since_stored": self.changed_claims,
             "metrics": {s: self.count(s) for s in (MATCH, RECOMPUTED, DIFFERS, UNREADABLE)},
             "runs": [{"run": r.run, "status": r.check.status, "detail": r.check.describe(),
-                      "late": r.late, "hosts_late": r.hosts_late, "served": r.served,
+                      "late": r.late, "hosts_late": r.hosts_late, "in_plan": r.in_plan,
+                      "served": r.served,
                       "other_implementation": r.other_impl}
                      for r in self.runs],
             "providers": self.providers,
@@ -240,9 +269,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
             run.scheme = spec.scheme
             run.late = derived.get("lateness_ok") is False
             run.hosts_late = hosts_late(derived)
-            host_p99 = worst_host_p99_us(derived)
-            if host_p99 is not None:
-                verdict.host_p99_us.append(host_p99)
+            run.host_p99_us = worst_host_p99_us(derived)
             run.other_impl = _other_impl(dict(spec.params), derived)
             if derived.get("cc_requested"):
                 variant, provider = derived["cc_requested"], str(derived.get("cc_provider"))
@@ -251,11 +278,11 @@ def verify_experiment(exp: Experiment, results_dir: Path,
                 slot[provider] = slot.get(provider, 0) + 1
                 ceiling = receive_ceiling(meta)
                 verdict.tcp_rmem_max[ceiling] = verdict.tcp_rmem_max.get(ceiling, 0) + 1
-            for key in ("lateness_p99_us", "ack_lateness_p99_us"):
-                if derived.get(key) is not None:
-                    verdict.lateness_p99_us.append(int(derived[key]))
+            lateness = [int(derived[key]) for key in ("lateness_p99_us", "ack_lateness_p99_us")
+                        if derived.get(key) is not None]
+            run.lateness_p99_us = max(lateness, default=None)
             if meta.get("cpu_steal_pct") is not None:
-                verdict.steal_pct.append(float(meta["cpu_steal_pct"]))
+                run.steal_pct = float(meta["cpu_steal_pct"])
         verdict.runs.append(run)
     verdict.invalid = [(r.path.name, r.invalid) for r in records if r.invalid]
     verdict.failed = failed_runs(store)
@@ -271,6 +298,9 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.planned = len(cov.cells)
     verdict.finished = sum(c.done for c in cov.cells)
     verdict.missing = [(c.spec.label(), c.reason) for c in cov.missing()]
+    planned_runs = {r.path.name for r in cov.records()}
+    for run in verdict.runs:
+        run.in_plan = run.run in planned_runs
     rows = exp.claim_rows(cov)
     in_rows = set().union(*(row_runs(row) for row in rows))
     verdict.left_out = sum(r.path.name not in in_rows for r in cov.records())
@@ -351,6 +381,12 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
               + " ".join(f"{k}={val}" for k, val in sorted(v.options.items())), file=out)
     planned = f"{v.mode} mode: {v.finished} of {v.planned} planned runs finished" \
         if not v.options_problem else f"{len(v.runs)} finished runs, matched to no plan"
+    outside = v.outside_plan
+    if outside:
+        late += (f" (not counted: {len(outside)} finished runs on record that this plan does "
+                 "not use, made in another mode, with other options or redone since: "
+                 f"{sum(r.late for r in outside)} of them late, "
+                 f"{sum(r.hosts_late for r in outside)} with late end hosts)")
     print(f"  {planned}; "
           f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
           f"{late}; "

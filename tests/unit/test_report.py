@@ -80,3 +80,25 @@ def test_report_counts_runs_whose_end_hosts_were_late(tmp_path):
     assert "worst p99 4500 µs; 1 runs above the 2.0 ms limit" in page
     assert page.count("(hosts late)") == 1
     assert "6 (1 hosts late)" in page  # a claim's runs
+
+
+def test_report_leaves_runs_outside_the_plan_out_of_its_timing_counts(tmp_path):
+    """Full runs on time beside late quick runs still on record: the page counts the plan's,
+    and lists the others marked as not counted."""
+    from core.results import ExperimentStore
+    from tests.unit.fake_runs import add_logged_run
+    from tests.unit.test_verify import RISING
+    store = ExperimentStore(tmp_path / EXP.name)
+    full = EXP.matrix(quick=False)
+    quick_only = [s for s in EXP.matrix(quick=True) if s not in full]
+    for spec in quick_only:
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay, lateness_p99_us=358_000)
+    for spec in full:
+        every, delay = RISING.get(spec.param("window"), (1, 150))
+        add_logged_run(store, spec, every, delay, lateness_p99_us=150)
+    page = write_report(ProjectPaths(results_override=tmp_path), [EXP]).read_text()
+    assert "full mode" in page and "with the emulator late" not in page
+    assert "worst p99 150 µs; 0 runs above the 2.0 ms limit" in page
+    assert page.count("(not in this plan: not counted)") == len(quick_only)
+    assert f"{len(quick_only)} finished runs on record that this plan does not use" in page

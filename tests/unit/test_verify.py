@@ -174,6 +174,34 @@ def test_failed_and_late_runs_are_counted(tmp_path):
     assert "1 late" in out.getvalue() and "nothing serves it" in out.getvalue()
 
 
+def test_late_runs_the_plan_does_not_use_are_not_counted_as_its_own(tmp_path):
+    """A full check of an experiment whose quick runs, late, are still on record: the late
+    count, the worst lateness and the steal are the full plan's; the others are named apart."""
+    store = ExperimentStore(tmp_path / EXP.name)
+    full = EXP.matrix(quick=False)
+    quick_only = [s for s in EXP.matrix(quick=True) if s not in full]
+    assert quick_only  # the quick pass plans runs the full one does not
+    for spec in quick_only:
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay, lateness_p99_us=358_000,
+                       sender_reaction_p99_us=4500)
+    for spec in full:
+        every, delay = RISING.get(spec.param("window"), (1, 150))
+        add_logged_run(store, spec, every, delay, lateness_p99_us=150)
+    v = verify_results([EXP], tmp_path).experiments[0]
+    assert v.mode == "full" and v.finished == v.planned == len(full)
+    assert (v.late, v.hosts_late) == (0, 0)
+    assert max(v.lateness_p99_us) == 150
+    assert len(v.outside_plan) == len(quick_only) and all(r.late for r in v.outside_plan)
+    assert v.to_dict()["outside_plan"] == {"runs": len(quick_only), "late": len(quick_only),
+                                           "hosts_late": len(quick_only)}
+    out = io.StringIO()
+    print_experiment(v, out)
+    assert "; 0 late (emulator" in out.getvalue() and "worst 150 us" in out.getvalue()
+    assert (f"not counted: {len(quick_only)} finished runs on record that this plan does not "
+            f"use") in out.getvalue()
+
+
 def test_runs_whose_end_hosts_were_late_are_counted(tmp_path):
     store = ExperimentStore(tmp_path / EXP.name)
     for spec in EXP.matrix(quick=True):
