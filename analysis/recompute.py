@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from analysis.cpu_probe import cpu_probe_metrics
 from core.code_version import analysis_version
 from core.run_kind import RunKind
 from core.results import SPEC, read_json, write_json
@@ -26,6 +27,7 @@ def stamped_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any],
                     kind_of: KindOf) -> dict[str, Any]:
     """The run's metrics, computed now, with the analysis version that computed them."""
     metrics = kind_of(spec).metrics(run_dir, spec, meta)
+    metrics.update(cpu_probe_metrics(run_dir))
     metrics[VERSION_KEY] = analysis_version()
     return metrics
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from analysis.recompute import stamped_metrics
 from analysis.tcp_window_check import check_tcp_windows
 from core.code_version import analysis_version
+from core.cpu_probe import CpuProbe, CpuProbeFailed
 from core.cpu_steal import StealMeter
 from core.environment import environment
 from core.paths import ProjectPaths
@@ -51,7 +52,16 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
                             "environment": environment(), "started": time.time()}
     try:
         steal = StealMeter()
-        measure(spec, tmp, paths, traces, meta)
+        # The CPUs' own availability, beside the run (core/cpu_probe.py): a late run can then
+        # be told apart from a machine that was not there.
+        probe = CpuProbe(paths.native_binary("probe", "netrepro-cpu-probe"), tmp).start()
+        try:
+            measure(spec, tmp, paths, traces, meta)
+        finally:
+            try:
+                probe.stop()
+            except CpuProbeFailed as e:  # the measurement stands; its record says what broke
+                meta["cpu_probe_error"] = str(e)
         meta["cpu_steal_pct"] = steal.percent()
         metrics, reason = _metrics(tmp, spec, meta)
         if metrics is not None:

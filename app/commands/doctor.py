@@ -83,6 +83,7 @@ def check_commands() -> list[Check]:
 def check_native(paths: ProjectPaths) -> list[Check]:
     checks = []
     for component, name, required in (("link", "netrepro-link", True),
+                                      ("probe", "netrepro-cpu-probe", True),
                                       ("grump", "grump-sender", True),
                                       ("grump", "grump-receiver", True),
                                       ("sprout", "sprout-sender", False),

@@ -75,6 +75,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
     providers: dict[str, Counter] = {}
     ceilings: Counter[str] = Counter()
     late, worst_late, steal = 0, None, []
+    late_machine, late_no_probe = 0, 0  # late runs a CPU stall explains; with no probe
     host_late, host_worst = 0, None
     for r in records:
         env = r.meta.get("environment") or {}
@@ -85,6 +86,10 @@ def _environment(records: list[Any]) -> dict[str, Any]:
             providers.setdefault(m["cc_requested"], Counter())[str(m.get("cc_provider"))] += 1
             ceilings[receive_ceiling(r.meta)] += 1
         late += m.get("lateness_ok") is False
+        if m.get("lateness_ok") is False:
+            held, worst = m.get("cpu_held_during_it_us"), m.get("emulator_worst_stall_us")
+            late_no_probe += held is None
+            late_machine += held is not None and worst is not None and held >= worst / 2
         for key in ("lateness_p99_us", "ack_lateness_p99_us"):
             if m.get(key) is not None:
                 worst_late = max(worst_late or 0, int(m[key]))
@@ -100,6 +105,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         "providers": {v: dict(c) for v, c in sorted(providers.items())},
         "tcp_rmem_max": dict(sorted(ceilings.items())),
         "late": late, "worst_lateness_us": worst_late,
+        "late_machine": late_machine, "late_no_probe": late_no_probe,
         "late_limit_ms": MAX_LATENESS_P99_US / 1000,
         "hosts_late": host_late, "worst_host_us": host_worst,
         "host_limit_ms": MAX_HOST_P99_US / 1000,

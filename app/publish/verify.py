@@ -44,6 +44,10 @@ class RunVerdict:
     served: str = ""  # "cubic: builtin" for TCP runs
     other_impl: str = ""  # why the serving implementation is not the one requested
     lateness_p99_us: int | None = None  # the emulator's, the worse direction
+    # The emulator's worst stall and how long a CPU was held over it (analysis/cpu_probe.py);
+    # cpu_held_us None: no probe on record for the run.
+    worst_stall_us: int | None = None
+    cpu_held_us: int | None = None
     host_p99_us: int | None = None
     steal_pct: float | None = None
     # One of the runs the plan judges; False for a run on record made for another plan (the
@@ -143,6 +147,7 @@ class ExperimentVerdict:
             "metrics": {s: self.count(s) for s in (MATCH, RECOMPUTED, DIFFERS, UNREADABLE)},
             "runs": [{"run": r.run, "status": r.check.status, "detail": r.check.describe(),
                       "late": r.late, "hosts_late": r.hosts_late, "in_plan": r.in_plan,
+                      "late_cause": late_cause(r) if r.late else None,
                       "served": r.served,
                       "other_implementation": r.other_impl}
                      for r in self.runs],
@@ -223,6 +228,20 @@ def _other_impl(spec_params: dict[str, Any], metrics: dict[str, Any]) -> str:
     return ""
 
 
+def late_cause(run: RunVerdict) -> str:
+    """Whose the emulator's worst stall was, as the CPU probe saw it."""
+    if run.worst_stall_us is None:
+        return "no lateness file to place its worst stall"
+    held = f"the emulator's worst departure was {run.worst_stall_us / 1000:.1f} ms late"
+    if run.cpu_held_us is None:
+        return f"{held}; no CPU probe on record for this run"
+    if run.cpu_held_us >= run.worst_stall_us / 2:
+        return (f"{held}, and a CPU was held {run.cpu_held_us / 1000:.1f} ms over the same "
+                "interval: the machine's CPUs were not there")
+    return (f"{held}, and no CPU was held more than {run.cpu_held_us / 1000:.1f} ms then: "
+            "the CPUs were there; the emulator's own process was held")
+
+
 def half_written(store: ExperimentStore) -> list[str]:
     """Run folders without DONE (the runner moves them aside on its next run)."""
     if not store.runs_dir.is_dir():
@@ -281,6 +300,8 @@ def verify_experiment(exp: Experiment, results_dir: Path,
             lateness = [int(derived[key]) for key in ("lateness_p99_us", "ack_lateness_p99_us")
                         if derived.get(key) is not None]
             run.lateness_p99_us = max(lateness, default=None)
+            run.worst_stall_us = derived.get("emulator_worst_stall_us")
+            run.cpu_held_us = derived.get("cpu_held_during_it_us")
             if meta.get("cpu_steal_pct") is not None:
                 run.steal_pct = float(meta["cpu_steal_pct"])
         verdict.runs.append(run)
@@ -414,6 +435,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     if v.host_p99_us:
         print(f"  end hosts' p99 (reaction or wake-up, docs/metrics.md): worst "
               f"{max(v.host_p99_us)} us over {len(v.host_p99_us)} runs", file=out)
+    for r in v.judged:
+        if r.late:
+            print(f"    late: {r.run}: {late_cause(r)}", file=out)
     for name in v.half_written:
         print(f"    half-written run (no DONE marker, not counted): {name}", file=out)
     for name, reason in v.failed:

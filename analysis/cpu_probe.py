@@ -1,0 +1,84 @@
+"""Whether a run's CPUs were there: the probe's stats (core/cpu_probe.py), and whether the
+emulator's worst stall coincided with a CPU's.
+
+The emulator's lateness files list every departure as `<scheduled_us> <lateness_us>`
+(CLOCK_MONOTONIC), the probe's stats every wake-up of a CPU's thread that came more than
+`report_us` late, on the same clock. The emulator's worst departure was held from its
+scheduled time to its scheduled time plus its lateness; if a CPU's probe thread was held over
+that same interval, the CPU was not there (the hypervisor, or the CPU stuck in the kernel),
+and the stall was the machine's. If no CPU was held, the emulator's own process was (a lock,
+a page fault, a blocking call): ours to find.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.cpu_probe import STATS
+from core.results import read_json
+
+LATENESS_FILES = ("data-lateness.txt", "ack-lateness.txt")
+# The emulator's limit for a late run (analysis/fidelity.py): a worst departure under it
+# needs no explaining.
+EXPLAIN_ABOVE_US = 2000
+
+COLUMNS = ("cpu_probe", "cpu_stall_max_us", "cpu_stall_cpu", "cpu_stalls",
+           "emulator_worst_stall_us", "emulator_worst_stall_at_us", "cpu_held_during_it_us")
+
+
+def cpu_probe_metrics(run_dir: Path) -> dict[str, Any]:
+    """The COLUMNS for one run. `cpu_probe`: False when the run has no probe stats (made
+    before the probe existed, or the probe failed: meta.json's cpu_probe_error says why);
+    then every other column is None."""
+    out: dict[str, Any] = dict.fromkeys(COLUMNS)
+    try:
+        stats = read_json(run_dir / STATS)
+    except (OSError, ValueError):
+        out["cpu_probe"] = False
+        return out
+    out["cpu_probe"] = True
+    cpus = stats.get("cpus") or []
+    worst = max(cpus, key=lambda c: (c.get("lateness_us") or {}).get("max") or 0, default=None)
+    if worst is not None:
+        out["cpu_stall_max_us"] = (worst.get("lateness_us") or {}).get("max")
+        out["cpu_stall_cpu"] = worst.get("cpu")
+    stalls = stats.get("stalls") or []
+    out["cpu_stalls"] = len(stalls) + int(stats.get("stalls_dropped") or 0)
+    held = emulator_worst_stall(run_dir)
+    if held is not None:
+        at, late = held
+        out["emulator_worst_stall_us"], out["emulator_worst_stall_at_us"] = late, at
+        if late > EXPLAIN_ABOVE_US:
+            out["cpu_held_during_it_us"] = cpu_held_during(stalls, at, at + late)
+    return out
+
+
+def emulator_worst_stall(run_dir: Path) -> tuple[int, int] | None:
+    """(scheduled_us, lateness_us) of the emulator's latest departure, over both directions;
+    None when the run has no lateness file."""
+    worst: tuple[int, int] | None = None
+    for name in LATENESS_FILES:
+        path = run_dir / name
+        if not path.is_file() or path.stat().st_size == 0:
+            continue
+        table = np.loadtxt(path, dtype=np.int64, ndmin=2, usecols=(0, 1))
+        if table.size == 0:
+            continue
+        i = int(np.argmax(table[:, 1]))
+        if worst is None or int(table[i, 1]) > worst[1]:
+            worst = (int(table[i, 0]), int(table[i, 1]))
+    return worst
+
+
+def cpu_held_during(stalls: list[dict[str, Any]], start_us: int, end_us: int) -> int:
+    """The longest time any CPU's probe thread was held within [start_us, end_us] (0: no CPU
+    was held beyond the probe's report limit then)."""
+    longest = 0
+    for s in stalls:
+        held_from = int(s["deadline_us"])
+        held_to = held_from + int(s["late_us"])
+        overlap = min(held_to, end_us) - max(held_from, start_us)
+        longest = max(longest, overlap)
+    return longest
