@@ -39,12 +39,13 @@ def cpu_probe_metrics(run_dir: Path) -> dict[str, Any]:
         out["cpu_probe"] = False
         return out
     out["cpu_probe"] = True
-    cpus = stats.get("cpus") or []
-    worst = max(cpus, key=lambda c: (c.get("lateness_us") or {}).get("max") or 0, default=None)
+    cpus = stats.get("cpus") or {}
+    worst = max(cpus, key=lambda c: (cpus[c].get("lateness_us") or {}).get("max") or 0,
+                default=None)
     if worst is not None:
-        out["cpu_stall_max_us"] = (worst.get("lateness_us") or {}).get("max")
-        out["cpu_stall_cpu"] = worst.get("cpu")
-    stalls = stats.get("stalls") or []
+        out["cpu_stall_max_us"] = (cpus[worst].get("lateness_us") or {}).get("max")
+        out["cpu_stall_cpu"] = int(worst)
+    stalls = stall_list(stats.get("stalls") or {})
     out["cpu_stalls"] = len(stalls) + int(stats.get("stalls_dropped") or 0)
     held = emulator_worst_stall(run_dir)
     if held is not None:
@@ -53,6 +54,12 @@ def cpu_probe_metrics(run_dir: Path) -> dict[str, Any]:
         if late > EXPLAIN_ABOVE_US:
             out["cpu_held_during_it_us"] = cpu_held_during(stalls, at, at + late)
     return out
+
+
+def stall_list(stalls: dict[str, list[int]]) -> list[dict[str, int]]:
+    """The probe's parallel arrays (cpu, deadline_us, late_us) as one dict per stall."""
+    columns = ("cpu", "deadline_us", "late_us")
+    return [dict(zip(columns, row)) for row in zip(*(stalls.get(c) or [] for c in columns))]
 
 
 def emulator_worst_stall(run_dir: Path) -> tuple[int, int] | None:

@@ -62,10 +62,12 @@ class CpuProbe:
         process, self.process = self.process, None
         code = stop_child(process, grace_s=STOP_GRACE_S)
         (self.run_dir / READY).unlink(missing_ok=True)
-        if code != 0 or not (self.run_dir / STATS).is_file():
+        # The probe creates the file empty at start (a bad path fails early): empty is none.
+        stats = self.run_dir / STATS
+        written = stats.is_file() and stats.stat().st_size > 0
+        if code != 0 or not written:
             raise CpuProbeFailed(f"netrepro-cpu-probe ended with status {code} and "
-                                 f"{'no ' if not (self.run_dir / STATS).is_file() else ''}"
-                                 f"{STATS}: {self._stderr_tail()}")
+                                 f"{'' if written else 'no '}{STATS}: {self._stderr_tail()}")
 
     def _stderr_tail(self, lines: int = 3) -> str:
         try:

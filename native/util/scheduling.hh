@@ -1,4 +1,4 @@
-// Real-time scheduling for the emulator's timing loop.
+// Real-time scheduling for a timing loop (the link emulator's, the CPU probe's).
 #pragma once
 
 #include <string>

@@ -1,0 +1,75 @@
+// One thread per CPU, pinned to it under SCHED_FIFO, waking on a fixed period: how late each
+// wake-up came is how long that CPU was not there for a real-time thread (the hypervisor did
+// not run it, or it was stuck in the kernel). Times are CLOCK_MONOTONIC microseconds, the
+// clock of the link emulator's lateness files, so a caller can line the two up.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "json_writer.hh"
+#include "latency_histogram.hh"
+
+namespace netrepro {
+
+struct ProbeOptions {
+  uint64_t period_us = 20000;
+  uint64_t report_us = 2000;  // wake-ups later than this are listed one by one
+  int priority = 11;          // one above the link emulator's; 0: stay SCHED_OTHER
+  size_t max_events = 1000;   // listed wake-ups, all CPUs together; the rest are counted
+};
+
+// One late wake-up: the CPU, the deadline it was due at, and how late it came.
+struct Stall {
+  int cpu;
+  uint64_t deadline_us;
+  uint64_t late_us;
+};
+
+// What one CPU's thread saw.
+struct CpuRecord {
+  int cpu = -1;
+  LatencyHistogram lateness;
+  uint64_t worst_deadline_us = 0;
+  uint64_t off_cpu_wakeups = 0;  // woke on another CPU: the pinning did not hold
+  std::string scheduling;
+};
+
+class CpuProbe {
+ public:
+  explicit CpuProbe(ProbeOptions options) : options_(options) {}
+
+  // One CPU's loop, on the calling thread: pins it to `record.cpu`, asks for SCHED_FIFO and
+  // records wake-ups until stop() (or `until_us`, 0: none). `started` is incremented once the
+  // thread is pinned and scheduled.
+  void run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t until_us = 0);
+
+  // One wake-up that came `woke_us` for `deadline_us` (the loop's bookkeeping, apart so it
+  // can be tested without a clock).
+  void record_wakeup(CpuRecord& record, uint64_t deadline_us, uint64_t woke_us, int on_cpu);
+
+  void stop() { stopping_.store(true); }
+  bool stopping() const { return stopping_.load(); }
+
+  // The stats: options, scheduling, per-CPU lateness and the listed stalls by deadline.
+  JsonObject json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
+                  uint64_t end_us) const;
+
+  std::vector<Stall> stalls() const;
+  uint64_t stalls_dropped() const;
+
+ private:
+  ProbeOptions options_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;  // guards the two below; taken only for a late wake-up
+  std::vector<Stall> stalls_;
+  uint64_t dropped_ = 0;
+};
+
+// The CPUs this process may run on (its affinity mask), in order.
+std::vector<int> allowed_cpus();
+
+}  // namespace netrepro
