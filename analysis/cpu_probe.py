@@ -1,8 +1,8 @@
 """Whether a run's CPUs were there: the probe's stats (core/cpu_probe.py), and whether the
 emulator's worst stall coincided with a CPU's.
 
-The emulator's lateness files list every departure as `<scheduled_us> <lateness_us>`
-(CLOCK_MONOTONIC), the probe's stats every wake-up of a CPU's thread that came more than
+The emulator's stats say how late its latest departure was and when it was due (its lateness
+files, where a run keeps them, list every departure), the probe's stats every wake-up of a CPU's thread that came more than
 `report_us` late, on the same clock. The emulator's worst departure was held from its
 scheduled time to its scheduled time plus its lateness; if a CPU's probe thread was held over
 that same interval, the CPU was not there (the hypervisor, or the CPU stuck in the kernel),
@@ -12,7 +12,7 @@ a page fault, a blocking call): ours to find.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -28,7 +28,7 @@ COLUMNS = ("cpu_probe", "cpu_stall_max_us", "cpu_stall_cpu", "cpu_stalls",
            "emulator_worst_stall_us", "emulator_worst_stall_at_us", "cpu_held_during_it_us")
 
 
-def cpu_probe_metrics(run_dir: Path) -> dict[str, Any]:
+def cpu_probe_metrics(run_dir: Path, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The COLUMNS for one run. `cpu_probe`: False when the run has no probe stats (made
     before the probe existed, or the probe failed: meta.json's cpu_probe_error says why);
     then every other column is None."""
@@ -47,7 +47,7 @@ def cpu_probe_metrics(run_dir: Path) -> dict[str, Any]:
         out["cpu_stall_cpu"] = int(worst)
     stalls = stall_list(stats.get("stalls") or {})
     out["cpu_stalls"] = len(stalls) + int(stats.get("stalls_dropped") or 0)
-    held = emulator_worst_stall(run_dir)
+    held = emulator_worst_stall(run_dir, meta.get("link") or {})
     if held is not None:
         at, late = held
         out["emulator_worst_stall_us"], out["emulator_worst_stall_at_us"] = late, at
@@ -62,10 +62,21 @@ def stall_list(stalls: dict[str, list[int]]) -> list[dict[str, int]]:
     return [dict(zip(columns, row)) for row in zip(*(stalls.get(c) or [] for c in columns))]
 
 
-def emulator_worst_stall(run_dir: Path) -> tuple[int, int] | None:
-    """(scheduled_us, lateness_us) of the emulator's latest departure, over both directions;
-    None when the run has no lateness file."""
+def emulator_worst_stall(run_dir: Path,
+                         link: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(scheduled_us, lateness_us) of the emulator's latest departure, over both directions:
+    from its stats (`link`: link-stats.json, whose lateness records when its maximum was
+    due), else from its lateness files (runs made before it did); None without either."""
     worst: tuple[int, int] | None = None
+    for direction in ("a2b", "b2a"):
+        lateness = (link.get(direction) or {}).get("lateness_us") or {}
+        if lateness.get("max_at_us") is None or lateness.get("max") is None:
+            continue
+        late = int(lateness["max"])
+        if worst is None or late > worst[1]:
+            worst = (int(lateness["max_at_us"]), late)
+    if worst is not None:
+        return worst
     for name in LATENESS_FILES:
         path = run_dir / name
         if not path.is_file() or path.stat().st_size == 0:

@@ -23,11 +23,18 @@ VERSION_KEY = "analysis_version"
 KindOf = Callable[[RunSpec], RunKind]
 
 
+def derive(run_dir: Path, spec: RunSpec, meta: dict[str, Any], kind: RunKind) -> dict[str, Any]:
+    """The run's metrics from its artifacts: its kind's, and what every run records beside
+    (the CPU probe's). The one derivation: a finished run's and verify's."""
+    metrics = kind.metrics(run_dir, spec, meta)
+    metrics.update(cpu_probe_metrics(run_dir, meta))
+    return metrics
+
+
 def stamped_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any],
                     kind_of: KindOf) -> dict[str, Any]:
     """The run's metrics, computed now, with the analysis version that computed them."""
-    metrics = kind_of(spec).metrics(run_dir, spec, meta)
-    metrics.update(cpu_probe_metrics(run_dir))
+    metrics = derive(run_dir, spec, meta, kind_of(spec))
     metrics[VERSION_KEY] = analysis_version()
     return metrics
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.recompute import VERSION_KEY, KindOf
+from analysis.recompute import VERSION_KEY, KindOf, derive
 from core.code_version import analysis_version
 from core.results import DONE, read_json
 from core.runspec import RunSpec
@@ -54,7 +54,7 @@ def rederive(run_dir: Path,
     if missing:
         raise ArtifactsUnreadable(f"{run_dir.name}: {missing}")
     try:
-        return spec, meta, kind.metrics(run_dir, spec, meta)
+        return spec, meta, derive(run_dir, spec, meta, kind)
     except Exception as e:  # any parse error: the artifacts do not give the metrics
         raise ArtifactsUnreadable(f"{run_dir.name}: {type(e).__name__}: {e}") from e
 

@@ -10,6 +10,7 @@ void LatenessRecorder::record(uint64_t scheduled_us, uint64_t sent_us) {
   // We never send before the schedule, so lateness is >= 0; clamped defensively, as the
   // histogram does.
   const uint64_t lateness = sent_us > scheduled_us ? sent_us - scheduled_us : 0;
+  if (histogram_.count() == 0 || lateness > histogram_.max()) max_at_us_ = scheduled_us;
   histogram_.add_interval(scheduled_us, sent_us);
   if (file_) {
     file_->append_number(scheduled_us);

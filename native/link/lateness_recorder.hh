@@ -17,11 +17,15 @@ class LatenessRecorder {
   explicit LatenessRecorder(const std::string& path);
   void record(uint64_t scheduled_us, uint64_t sent_us);
   const LatencyHistogram& histogram() const { return histogram_; }
+  // When the latest departure was due (CLOCK_MONOTONIC us; 0 before any): lines it up with
+  // the CPU probe's record of the same run (native/probe).
+  uint64_t max_at_us() const { return max_at_us_; }
   void flush();
 
  private:
   std::unique_ptr<BufferedWriter> file_;
   LatencyHistogram histogram_;
+  uint64_t max_at_us_ = 0;
 };
 
 }  // namespace netrepro

@@ -72,10 +72,11 @@ uint32_t ipv4_size(const char* frame, uint32_t length) {
   return mahimahi_size(length);
 }
 
-JsonObject direction_json(const TraceQueue& q, const DelayLine& delay, const LatencyHistogram& h,
-                          uint64_t socket_drops, uint64_t non_ip, uint64_t sent,
+JsonObject direction_json(const TraceQueue& q, const DelayLine& delay,
+                          const LatenessRecorder& lateness, uint64_t socket_drops, uint64_t non_ip, uint64_t sent,
                           uint64_t send_errors, uint64_t truncated) {
   const TraceQueueCounters& c = q.counters();
+  const LatencyHistogram& h = lateness.histogram();
   const std::vector<uint64_t> p = h.percentiles({0.5, 0.99, 0.999});
   JsonObject j;
   j.add("arrivals", c.arrivals)
@@ -111,6 +112,7 @@ JsonObject direction_json(const TraceQueue& q, const DelayLine& delay, const Lat
                               .add("p99", p[1])
                               .add("p999", p[2])
                               .add("max", h.max())
+                              .add("max_at_us", lateness.max_at_us())
                               .add("count", h.count()));
   return j;
 }
@@ -262,7 +264,7 @@ void LinkEmulator::write_stats(bool final_write) {
   }
   for (Direction* d : {&a2b_, &b2a_}) {
     j.add(d->plan.name,
-          direction_json(d->link->queue(), d->link->delay(), d->lateness->histogram(),
+          direction_json(d->link->queue(), d->link->delay(), *d->lateness,
                          d->in->kernel_drops(), d->non_ip_forwarded, d->sent,
                          d->out->send_errors(), d->in->truncated()));
   }

@@ -16,6 +16,7 @@
 #include "buffered_writer.hh"
 #include "codel.hh"
 #include "delay_line.hh"
+#include "lateness_recorder.hh"
 #include "link_direction.hh"
 #include "link_log.hh"
 #include "opportunity_schedule.hh"
@@ -908,4 +909,14 @@ TEST(BufferedWriter, UnwritablePathNamesIt) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.log"), std::string::npos) << e.what();
   }
+}
+
+TEST(LatenessRecorder, RemembersWhenTheLatestDepartureWasDue) {
+  LatenessRecorder recorder("");  // histogram only
+  EXPECT_EQ(recorder.max_at_us(), 0u);
+  recorder.record(1'000, 1'040);
+  recorder.record(2'000, 464'000);  // 462 ms late
+  recorder.record(3'000, 465'000);  // later still, but less late
+  EXPECT_EQ(recorder.histogram().max(), 462'000u);
+  EXPECT_EQ(recorder.max_at_us(), 2'000u);
 }

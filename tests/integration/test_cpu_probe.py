@@ -22,7 +22,7 @@ def test_the_probe_sees_every_cpu_real_time_and_pinned(paths: ProjectPaths,
     assert sorted(int(c) for c in stats["cpus"]) == sorted(os.sched_getaffinity(0))
     for cpu in stats["cpus"].values():
         assert cpu["wakeups"] >= 10 and cpu["off_cpu_wakeups"] == 0
-    metrics = cpu_probe_metrics(tmp_path)
+    metrics = cpu_probe_metrics(tmp_path, {})
     assert metrics["cpu_probe"] is True and metrics["cpu_stall_max_us"] is not None
 
 

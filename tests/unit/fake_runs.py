@@ -64,7 +64,7 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
     """A finished run with real artifacts (data.log, link-stats.json, meta.json) and the
     metrics.json the analysis makes of them, written before DONE as a real run's are; with
     `sender_reaction_p99_us`, its sender's stats hold that ACK-to-data p99 (5000 samples)."""
-    from analysis.recompute import VERSION_KEY
+    from analysis.recompute import VERSION_KEY, derive
     from core.code_version import analysis_version
     from runkinds.registry import kind_of
     import os
@@ -85,7 +85,7 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
             "arrival_to_send_us": reaction, "arrival_to_send": "ACK -> data",
             "wakeup_lateness_us": {"p50": 0, "p90": 0, "p99": 0, "max": 0, "count": 0}}}}
     (run_dir / "meta.json").write_text(json.dumps(meta))
-    metrics = kind_of(spec).metrics(run_dir, spec, meta)
+    metrics = derive(run_dir, spec, meta, kind_of(spec))  # as a real run's are derived
     if stamp_version:
         metrics[VERSION_KEY] = analysis_version()
     metrics.update(extra_metrics or {})

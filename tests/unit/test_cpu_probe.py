@@ -78,7 +78,7 @@ def test_a_cpu_held_over_the_emulator_s_worst_stall_is_found(tmp_path: Path) -> 
     # from 9.990 s for 480 ms.
     run = _run(tmp_path, [(9_000_000, 40), (10_000_000, 462_000), (10_500_000, 30)],
                [{"cpu": 1, "deadline_us": 9_990_000, "late_us": 480_000}])
-    m = cpu_probe_metrics(run)
+    m = cpu_probe_metrics(run, {})
     assert m["cpu_probe"] is True and (m["cpu_stall_max_us"], m["cpu_stall_cpu"]) == (480_000, 1)
     assert m["cpu_stalls"] == 2  # one listed, one dropped
     assert m["emulator_worst_stall_at_us"] == 10_000_000
@@ -92,21 +92,21 @@ def test_a_cpu_held_over_the_emulator_s_worst_stall_is_found(tmp_path: Path) -> 
 def test_no_cpu_held_means_the_stall_was_the_process_s(tmp_path: Path) -> None:
     run = _run(tmp_path, [(10_000_000, 462_000)],
                [{"cpu": 0, "deadline_us": 20_000_000, "late_us": 3_000}])
-    m = cpu_probe_metrics(run)
+    m = cpu_probe_metrics(run, {})
     assert m["cpu_held_during_it_us"] == 0
     verdict = RunVerdict("r", None, worst_stall_us=462_000, cpu_held_us=0)  # type: ignore
     assert "the CPUs were there" in late_cause(verdict)
 
 
 def test_a_run_without_probe_stats_says_so(tmp_path: Path) -> None:
-    m = cpu_probe_metrics(_run(tmp_path, [(10_000_000, 5_000)], None))
+    m = cpu_probe_metrics(_run(tmp_path, [(10_000_000, 5_000)], None), {})
     assert m["cpu_probe"] is False and m["cpu_held_during_it_us"] is None
     verdict = RunVerdict("r", None, worst_stall_us=5_000, cpu_held_us=None)  # type: ignore
     assert "no CPU probe on record" in late_cause(verdict)
 
 
 def test_a_worst_stall_under_the_limit_is_not_explained(tmp_path: Path) -> None:
-    m = cpu_probe_metrics(_run(tmp_path, [(10_000_000, 1_500)], []))
+    m = cpu_probe_metrics(_run(tmp_path, [(10_000_000, 1_500)], []), {})
     assert m["emulator_worst_stall_us"] == 1_500 and m["cpu_held_during_it_us"] is None
 
 
@@ -117,4 +117,16 @@ def test_worst_stall_over_both_directions_and_overlaps() -> None:
 
 
 def test_no_lateness_file_no_worst_stall(tmp_path: Path) -> None:
-    assert emulator_worst_stall(tmp_path) is None
+    assert emulator_worst_stall(tmp_path, {}) is None
+
+
+def test_the_emulator_s_stats_place_its_worst_stall_without_files(tmp_path: Path) -> None:
+    """Runs that keep no lateness files (the contest's) are placed by link-stats.json."""
+    link = {"a2b": {"lateness_us": {"max": 20_000, "max_at_us": 9_000_000}},
+            "b2a": {"lateness_us": {"max": 462_000, "max_at_us": 10_000_000}}}
+    assert emulator_worst_stall(tmp_path, link) == (10_000_000, 462_000)
+    (tmp_path / STATS).write_text(json.dumps({
+        "cpus": {"0": {"lateness_us": {"max": 470_000}}},
+        "stalls": {"cpu": [0], "deadline_us": [9_995_000], "late_us": [470_000]}}))
+    m = cpu_probe_metrics(tmp_path, {"link": link})
+    assert m["cpu_held_during_it_us"] == 462_000
