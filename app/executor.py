@@ -45,6 +45,8 @@ class RunOutcome:
 def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
             traces: TraceSet, measure: Measure | None = None) -> RunOutcome:
     """Run `spec` into `store`; `measure` defaults to the real network of its kind."""
+    # The CPU probe goes beside a real network's measurement, not beside a stand-in's.
+    probe_cpus = measure is None
     if measure is None:
         measure = measure_network
     tmp = store.new_temp_dir(spec)
@@ -54,12 +56,14 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
         steal = StealMeter()
         # The CPUs' own availability, beside the run (core/cpu_probe.py): a late run can then
         # be told apart from a machine that was not there.
-        probe = CpuProbe(paths.native_binary("probe", "netrepro-cpu-probe"), tmp).start()
+        probe = (CpuProbe(paths.native_binary("probe", "netrepro-cpu-probe"), tmp).start()
+                 if probe_cpus else None)
         try:
             measure(spec, tmp, paths, traces, meta)
         finally:
             try:
-                probe.stop()
+                if probe is not None:
+                    probe.stop()
             except CpuProbeFailed as e:  # the measurement stands; its record says what broke
                 meta["cpu_probe_error"] = str(e)
         meta["cpu_steal_pct"] = steal.percent()
