@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,22 +17,31 @@ namespace netrepro {
 
 namespace {
 
+// Empty when pinned, else why not.
 std::string pin_to(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   const int error = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
-  return error == 0 ? "" : std::string("cannot pin to CPU ") + std::to_string(cpu) + ": " +
+  return error == 0 ? "" : "cannot pin to CPU " + std::to_string(cpu) + ": " +
                                std::strerror(error);
 }
 
 }  // namespace
 
+CpuProbe::CpuProbe(ProbeOptions options) : options_(options) {
+  stalls_.reserve(options_.max_events);
+}
+
 void CpuProbe::run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t until_us) {
   const std::string pinned = pin_to(record.cpu);
+  // Under SCHED_OTHER (refused, or asked) the default 50-us timer slack would add to every
+  // wake-up; real-time threads have none anyway.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   record.scheduling = options_.priority > 0 ? request_realtime(options_.priority)
-                                            : std::string("SCHED_OTHER (asked)");
-  if (!pinned.empty()) record.scheduling += "; " + pinned;
+                                            : std::string("SCHED_OTHER (--priority 0)");
+  // Not fatal: the thread still measures, and off_cpu_wakeups shows where it ran.
+  if (!pinned.empty()) record.scheduling += ", " + pinned;
   started.fetch_add(1);
   uint64_t deadline = monotonic_us() + options_.period_us;
   while (!stopping()) {
@@ -47,13 +57,16 @@ void CpuProbe::run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t un
 void CpuProbe::record_wakeup(CpuRecord& record, uint64_t deadline_us, uint64_t woke_us,
                              int on_cpu) {
   const uint64_t late = woke_us > deadline_us ? woke_us - deadline_us : 0;
-  if (late >= record.lateness.max()) record.worst_deadline_us = deadline_us;
+  // The first wake-up of the worst lateness keeps its deadline.
+  if (record.lateness.count() == 0 || late > record.lateness.max()) {
+    record.worst_deadline_us = deadline_us;
+  }
   record.lateness.add_interval(deadline_us, woke_us);
   if (on_cpu != record.cpu) ++record.off_cpu_wakeups;
   if (late <= options_.report_us) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (stalls_.size() < options_.max_events) {
-    stalls_.push_back(Stall{record.cpu, deadline_us, late});
+    stalls_.push_back(Stall{record.cpu, deadline_us, late});  // reserved: no allocation
   } else {
     ++dropped_;
   }
@@ -62,8 +75,8 @@ void CpuProbe::record_wakeup(CpuRecord& record, uint64_t deadline_us, uint64_t w
 std::vector<Stall> CpuProbe::stalls() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Stall> sorted = stalls_;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Stall& a, const Stall& b) {
-    return a.deadline_us < b.deadline_us;
+  std::sort(sorted.begin(), sorted.end(), [](const Stall& a, const Stall& b) {
+    return a.deadline_us != b.deadline_us ? a.deadline_us < b.deadline_us : a.cpu < b.cpu;
   });
   return sorted;
 }
@@ -75,12 +88,10 @@ uint64_t CpuProbe::stalls_dropped() const {
 
 JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
                           uint64_t end_us) const {
-  std::vector<std::string> policies;
+  // Keyed by CPU number, and the stalls as parallel arrays: the shape analysis/cpu_probe.py
+  // reads (the JSON writer keeps objects and arrays of numbers).
   JsonObject per_cpu;
   for (const CpuRecord& r : cpus) {
-    if (std::find(policies.begin(), policies.end(), r.scheduling) == policies.end()) {
-      policies.push_back(r.scheduling);
-    }
     per_cpu.add(std::to_string(r.cpu),
                 JsonObject()
                     .add("wakeups", r.lateness.count())
@@ -88,9 +99,6 @@ JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
                     .add("worst_deadline_us", r.worst_deadline_us)
                     .add("off_cpu_wakeups", r.off_cpu_wakeups));
   }
-  std::string scheduling;
-  for (const std::string& p : policies) scheduling += (scheduling.empty() ? "" : "; ") + p;
-  // Parallel arrays: the JSON writer keeps arrays of numbers.
   std::vector<uint64_t> cpu, deadline, late;
   for (const Stall& s : stalls()) {
     cpu.push_back(static_cast<uint64_t>(s.cpu));
@@ -102,7 +110,7 @@ JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
       .add("period_us", options_.period_us)
       .add("report_us", options_.report_us)
       .add("priority", options_.priority)
-      .add("scheduling", scheduling)
+      .add("scheduling", scheduling_summary(cpus))
       .add("start_us", start_us)
       .add("end_us", end_us)
       .add("cpus", per_cpu)
@@ -113,11 +121,23 @@ JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
       .add("stalls_dropped", stalls_dropped());
 }
 
+std::string scheduling_summary(const std::vector<CpuRecord>& cpus) {
+  std::vector<std::string> distinct;
+  for (const CpuRecord& r : cpus) {
+    if (std::find(distinct.begin(), distinct.end(), r.scheduling) == distinct.end()) {
+      distinct.push_back(r.scheduling);
+    }
+  }
+  std::string joined;
+  for (const std::string& s : distinct) joined += (joined.empty() ? "" : "; ") + s;
+  return joined;
+}
+
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof(set), &set) != 0) {
-    throw SystemError("sched_getaffinity", errno);
+    throw SystemError("sched_getaffinity (the CPUs to probe)", errno);
   }
   std::vector<int> cpus;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
