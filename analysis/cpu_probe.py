@@ -1,13 +1,14 @@
 """Whether a run's CPUs were there: the probe's stats (core/cpu_probe.py), and whether the
 emulator's worst stall coincided with a CPU's.
 
-The emulator's stats say how late its latest departure was and when it was due (its lateness
-files, where a run keeps them, list every departure), the probe's stats every wake-up of a CPU's thread that came more than
-`report_us` late, on the same clock. The emulator's worst departure was held from its
-scheduled time to its scheduled time plus its lateness; if a CPU's probe thread was held over
-that same interval, the CPU was not there (the hypervisor, or the CPU stuck in the kernel),
-and the stall was the machine's. If no CPU was held, the emulator's own process was (a lock,
-a page fault, a blocking call): ours to find.
+The emulator's stats say how late its latest departure was and when it was due (its
+lateness files, where a run keeps them, list every departure); the probe's list every
+wake-up of a CPU's thread that came more than `report_us` late, on the same clock. The
+emulator's worst departure was held from its scheduled time to its scheduled time plus its
+lateness; if a CPU's probe thread was held over that same interval, the CPU was not there
+(the hypervisor, or the CPU stuck in the kernel), and the stall was the machine's. If no CPU
+was held, the emulator's own process was (a lock, a page fault, a blocking call): ours to
+find.
 """
 from __future__ import annotations
 
