@@ -57,6 +57,14 @@ def cpu_probe_metrics(run_dir: Path, meta: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def cpus_were_missing(worst_stall_us: int | None, cpu_held_us: int | None) -> bool | None:
+    """Whether the emulator's worst stall was the machine's: a CPU held over at least half of
+    it. None when it cannot be said (no probe on record, or no stall placed)."""
+    if worst_stall_us is None or cpu_held_us is None:
+        return None
+    return cpu_held_us >= worst_stall_us / 2
+
+
 def stall_list(stalls: dict[str, list[int]]) -> list[dict[str, int]]:
     """The probe's parallel arrays (cpu, deadline_us, late_us) as one dict per stall."""
     columns = ("cpu", "deadline_us", "late_us")

@@ -22,6 +22,7 @@ from analysis.claims.report import write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling
+from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
 from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
@@ -87,9 +88,10 @@ def _environment(records: list[Any]) -> dict[str, Any]:
             ceilings[receive_ceiling(r.meta)] += 1
         late += m.get("lateness_ok") is False
         if m.get("lateness_ok") is False:
-            held, worst = m.get("cpu_held_during_it_us"), m.get("emulator_worst_stall_us")
-            late_no_probe += held is None
-            late_machine += held is not None and worst is not None and held >= worst / 2
+            missing = cpus_were_missing(m.get("emulator_worst_stall_us"),
+                                        m.get("cpu_held_during_it_us"))
+            late_no_probe += missing is None
+            late_machine += missing is True
         for key in ("lateness_p99_us", "ack_lateness_p99_us"):
             if m.get(key) is not None:
                 worst_late = max(worst_late or 0, int(m[key]))

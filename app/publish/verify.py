@@ -18,6 +18,7 @@ from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.host_limits import receive_ceiling
+from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
 from analysis.coverage import short_reason
@@ -233,13 +234,14 @@ def late_cause(run: RunVerdict) -> str:
     if run.worst_stall_us is None:
         return "no lateness file to place its worst stall"
     held = f"the emulator's worst departure was {run.worst_stall_us / 1000:.1f} ms late"
-    if run.cpu_held_us is None:
+    missing = cpus_were_missing(run.worst_stall_us, run.cpu_held_us)
+    if missing is None:
         return f"{held}; no CPU probe on record for this run"
-    if run.cpu_held_us >= run.worst_stall_us / 2:
-        return (f"{held}, and a CPU was held {run.cpu_held_us / 1000:.1f} ms over the same "
+    if missing:
+        return (f"{held}, and a CPU was held {(run.cpu_held_us or 0) / 1000:.1f} ms over the same "
                 "interval: the machine's CPUs were not there")
-    return (f"{held}, and no CPU was held more than {run.cpu_held_us / 1000:.1f} ms then: "
-            "the CPUs were there; the emulator's own process was held")
+    return (f"{held}, and no CPU was held more than {(run.cpu_held_us or 0) / 1000:.1f} ms "
+            "then: the CPUs were there; the emulator's own process was held")
 
 
 def half_written(store: ExperimentStore) -> list[str]:
