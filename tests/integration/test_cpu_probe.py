@@ -31,12 +31,14 @@ def test_a_probe_whose_starter_dies_goes_with_it(paths: ProjectPaths, tmp_path: 
     binary = paths.native_binary("probe", "netrepro-cpu-probe")
     pid_file = tmp_path / "pid"
     starter = os.fork()
-    if starter == 0:  # the run: starts the probe, then is killed
-        probe = CpuProbe(binary, tmp_path).start()
-        assert probe.process is not None
-        pid_file.write_text(str(probe.process.pid))
-        time.sleep(60)
-        os._exit(0)
+    if starter == 0:  # the run: starts the probe, then is killed; never returns to pytest
+        try:
+            probe = CpuProbe(binary, tmp_path).start()
+            if probe.process is not None:
+                pid_file.write_text(str(probe.process.pid))
+            time.sleep(60)
+        finally:
+            os._exit(0)
     deadline = time.monotonic() + 10
     while not pid_file.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
