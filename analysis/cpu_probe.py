@@ -17,13 +17,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from analysis.fidelity import MAX_LATENESS_P99_US
 from core.cpu_probe import STATS
 from core.results import read_json
 
 LATENESS_FILES = ("data-lateness.txt", "ack-lateness.txt")
-# The emulator's limit for a late run (analysis/fidelity.py): a worst departure under it
-# needs no explaining.
-EXPLAIN_ABOVE_US = 2000
+# A worst departure within the emulator's limit for a late run needs no explaining.
+EXPLAIN_ABOVE_US = MAX_LATENESS_P99_US
 
 COLUMNS = ("cpu_probe", "cpu_stall_max_us", "cpu_stall_cpu", "cpu_stalls",
            "emulator_worst_stall_us", "emulator_worst_stall_at_us", "cpu_held_during_it_us")

@@ -31,6 +31,7 @@ from experiments.prr.claims import HEAVY_LOSS_CLAIMS
 from experiments.prr.fig2 import (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS, OPTIONS as FIG2_OPTIONS,
                                   resolve_controller)
 from experiments.prr.heavy_loss_plot import plot_model_vs_measured, plot_variants
+from experiments.prr.fig2_predictions import MODEL_RECOVERY
 from experiments.prr.recovery_model import Recovery
 from experiments.prr.transfer_model import (PathModel, Transfer, TransferResult, linux_3,
                                             simulate_transfer, this_kernel)
@@ -43,7 +44,6 @@ DROPS = frozenset({1, 2, 3, 4, 6, 7, 8})  # controllers/drop_plan.py's heavy pat
 SIZE = 32 * 1024
 CC = "cubic"
 RECOVERIES = ("rate-halving", "prr-kernel")
-MODEL_RECOVERY = {"rate-halving": Recovery.RATE_HALVING, "prr-kernel": Recovery.PRR}
 # Trials per variant and recovery: the full matrix has at least this many (transfer times
 # move by tens of ms from run to run on a shared machine), the quick one --trials (1).
 FULL_TRIALS = 5
