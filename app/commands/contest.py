@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.contest.leaderboard import board, write_leaderboards
+from experiments.contest.leaderboard import best_trial, board, late_text, write_leaderboards
 from experiments.contest.published_sources import set_published
 from app.executor import execute
 from app.commands.shared import traces_of
@@ -49,7 +49,7 @@ EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 TRACE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 SUMMARY_KEYS = ("throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "score",
-                "utilization", "capacity_mbps", "window_capped")
+                "utilization", "capacity_mbps", "window_capped", "lateness_p99_us", "lateness_ok")
 NAME = "contest"
 DEFAULT_TRIALS = 3
 MAX_TRIALS = 20
@@ -234,6 +234,9 @@ def _show(entry: dict[str, Any]) -> None:
     where = f" (on {entry['worker']})" if entry.get("worker") else ""
     print(f"trial {entry['trial']}     {text}{' (done before)' if entry.get('reused') else ''}"
           f"{where}", flush=True)
+    if entry["ok"] and late_text(entry):
+        print(f"            {late_text(entry)} with --force; a timely trial ranks before "
+              "it", flush=True)
 
 
 def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
@@ -279,8 +282,7 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
 
 def _score(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root: Path,
            folder: Path, record: dict[str, Any]) -> int:
-    scored = [t for t in record["trials"] if t["ok"]]
-    best = max(scored, key=lambda t: t["score"]) if scored else None
+    best = best_trial([t for t in record["trials"] if t["ok"]], lambda t: t)
     if best is None:
         reasons = sorted({t.get("reason", "") for t in record["trials"]})
         record.update(status="failed", reason="no trial scored: " + "; ".join(reasons))
@@ -313,6 +315,8 @@ def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, roo
         result.update({k: best.get(k) for k in SUMMARY_KEYS})
         result["run_dir"] = str(root / best["run"])
         print(f"best        trial {best['trial']} of {len(record['trials'])}: {_line(best)}")
+        if late_text(best):
+            print(f"            no trial was timely: {late_text(best)} with --force")
         if best.get("window_capped"):
             print("            (the window asked for was above 10,000 datagrams and was capped)")
         print(f"leaderboard {display(page)}: rank {rank} of {entries} on {record['trace']}")

@@ -13,6 +13,10 @@ Rows, ordered by score (ln throughput - ln 95% end-to-end delay, higher is bette
   listed below the ranked rows with its reason and no score (never a score
   computed from nothing). Older submissions of a team stay on disk.
 
+A trial whose emulator was late (p99 lateness over the limit: analysis/fidelity.py) is
+not a faithful measurement: the best trial is taken from the timely ones when there are
+any, and a row whose best trial was late says so and asks for a rerun.
+
 Every row that ran links to its two views (experiments/contest/views.py) and its run
 folder; a submission's row links its sources only when the teacher published
 them (experiments/contest/published_sources.py). Written: leaderboard.html (every
@@ -25,25 +29,27 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from experiments.contest.views import VIEW_STEMS, plot_run_views
 from analysis.omniscient import OmniscientResult, omniscient
 from experiments.contest.published_sources import FOLDER, is_published, publish
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
+from analysis.fidelity import MAX_LATENESS_P99_US
 from core.results import ExperimentStore, read_json
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CONTEST_DELAY_MS = 20
 SUBMISSION_SCHEME = "submission"
 METRICS = ("score", "throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power",
-           "utilization")
+           "utilization", "lateness_p99_us", "lateness_ok")
 COLUMNS = ["trace", "role", "rank", "kind", "name", "score", "throughput_mbps",
            "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "utilization", "trials_scored",
            "trials", "status", "reason", "submitted_at", "source_hash", "run",
-           "throughput_plot", "delay_plot"]
+           "lateness_p99_us", "lateness_ok", "throughput_plot", "delay_plot"]
 
 
 @dataclass(frozen=True)
@@ -116,9 +122,31 @@ def _views(root: Path, record: RunRecord, title: str) -> dict[str, str]:
     return {stem: os.path.relpath(out / f"{stem}.png", root) for stem in VIEW_STEMS}
 
 
+def emulator_late(metrics: Mapping[str, Any]) -> bool:
+    """Whether a trial's emulator missed its timing (unknown is not late)."""
+    return metrics.get("lateness_ok") is False
+
+
+def best_trial(trials: Sequence[T], metrics: Callable[[T], Mapping[str, Any]]) -> T | None:
+    """The highest-scoring trial, among the timely ones when any trial was timely."""
+    scored = [t for t in trials if isinstance(metrics(t).get("score"), (int, float))]
+    timely = [t for t in scored if not emulator_late(metrics(t))]
+    pool = timely or scored
+    return max(pool, key=lambda t: metrics(t)["score"]) if pool else None
+
+
+def late_text(metrics: Mapping[str, Any]) -> str:
+    """What to tell of a late trial, '' for a timely one."""
+    if not emulator_late(metrics):
+        return ""
+    p99 = metrics.get("lateness_p99_us")
+    worst = f"p99 {p99 / 1000:.1f} ms" if isinstance(p99, (int, float)) else "p99 unknown"
+    return (f"emulator late ({worst}, over {MAX_LATENESS_P99_US / 1000:g} ms): "
+            "not a faithful measurement, rerun it")
+
+
 def _best(records: list[RunRecord]) -> RunRecord | None:
-    scored = [r for r in records if isinstance(r.metrics.get("score"), (int, float))]
-    return max(scored, key=lambda r: r.metrics["score"]) if scored else None
+    return best_trial(records, lambda r: r.metrics)
 
 
 def baseline_entries(root: Path, records: list[RunRecord], trace: BoardTrace
@@ -275,10 +303,12 @@ def render_html(boards: list[tuple[BoardTrace, list[BoardEntry]]]) -> str:
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
              "td.name,th.name{text-align:left}tr.omniscient{background:#eef}"
-             "tr.failed{color:#a00}tr.baseline{background:#f6f6f6}</style></head><body>",
+             "tr.failed{color:#a00}tr.baseline{background:#f6f6f6}.late{color:#a60}"
+             "</style></head><body>",
              "<h1>Congestion-control contest: leaderboard</h1>",
              "<p>Score = ln(throughput in Mbit/s) &minus; ln(95% end-to-end delay in ms), "
-             "higher is better; a submission is ranked by the best of its trials. The "
+             "higher is better; a submission is ranked by the best of its trials (of its "
+             "timely ones, when a trial's emulator was late). The "
              "contest path: data over the trace's .down then 20 ms, ACKs over 20 ms then "
              ".up, infinite queue, the whole trace once. See docs/contest.md.</p>"]
     if not boards:
@@ -305,6 +335,8 @@ def render_html(boards: list[tuple[BoardTrace, list[BoardEntry]]]) -> str:
                         f"{html.escape(e.source_hash)}</small>"
             if e.metrics.get("window_capped"):
                 name += "<br><small>window capped at 10,000 datagrams</small>"
+            if late_text(e.metrics):
+                name += f"<br><small class=late>{html.escape(late_text(e.metrics))}</small>"
             m = e.metrics
             parts.append(
                 f"<tr class=\"{css}\"><td>{e.rank or ''}</td><td class=name>{name}</td>"

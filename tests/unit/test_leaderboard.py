@@ -6,6 +6,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,3 +176,48 @@ def test_the_delay_view_is_the_contests_series_whose_p95_is_the_metric(tmp_path:
     assert t_s[0] == 0.030 and delay[0] == 23 and delay[1] == 24 and delay[10] == 23
     assert max(delay) == 32
     assert p95(delay) == metrics_from_file(tmp_path / "data.log", 20).p95_e2e_delay_ms
+
+
+def test_a_late_trial_ranks_only_when_no_trial_of_the_entry_was_timely(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    store = ExperimentStore(root)
+    late = {"lateness_ok": False, "lateness_p99_us": 2624}
+    timely = {"lateness_ok": True, "lateness_p99_us": 90}
+    both = [add_done(store, contest_spec("contest", "submission", TRACE, trial,
+                                         {"submission": "aaaa"}), **metrics)
+            for trial, metrics in ((1, dict(late, score=-2.0)), (2, dict(timely, score=-2.5)))]
+    only = add_done(store, contest_spec("contest", "submission", TRACE, 1,
+                                        {"submission": "bbbb"}), score=-1.0, **late)
+    submission(root, "mixed", 1.0, [{"trial": t, "ok": True, "run": f"runs/{r.name}"}
+                                    for t, r in enumerate(both, 1)], "t1-aaaa")
+    submission(root, "alllate", 2.0, [{"trial": 1, "ok": True, "run": f"runs/{only.name}"}],
+               "t2-bbbb")
+    rows = {r.name: r for r in board(root, BoardTrace(TRACE))}
+    assert rows["mixed"].score == -2.5 and rows["mixed"].run == f"runs/{both[1].name}"
+    assert rows["alllate"].score == -1.0 and rows["alllate"].rank == 1  # late, still scored
+    write_leaderboards(root, [BoardTrace(TRACE)])
+    table = {r["name"]: r for r in csv.DictReader(open(root / "leaderboard.csv"))}
+    assert (table["mixed"]["lateness_ok"], table["alllate"]["lateness_ok"]) == ("True", "False")
+    page = (root / "leaderboard.html").read_text()
+    assert page.count("emulator late (p99 2.6 ms, over 2 ms)") == 1
+
+
+def test_contest_submit_takes_its_best_from_the_timely_trials_and_prints_the_late_one(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from app.commands.contest import _show
+    from experiments.contest.leaderboard import best_trial
+    trials: list[dict[str, Any]] = [
+        {"trial": 1, "ok": True, "score": -2.0, "lateness_ok": False, "lateness_p99_us": 3100},
+        {"trial": 2, "ok": True, "score": -2.5, "lateness_ok": True},
+        {"trial": 3, "ok": True, "score": -3.0}]  # lateness unknown: not late
+
+    def best(among: list[dict[str, Any]]) -> object:
+        chosen = best_trial(among, lambda t: t)
+        return chosen["trial"] if chosen else None
+    assert best(trials) == 2
+    assert best(trials[:1]) == 1
+    assert best([trials[2], {"trial": 4, "ok": True}]) == 3
+    for t in trials:
+        _show(t)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and "emulator late (p99 3.1 ms, over 2 ms)" in out[1], out
