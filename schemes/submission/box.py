@@ -347,7 +347,9 @@ class Box:
         return args + [
             "--", "prlimit", f"--cpu={both(limits.cpu_s)}", f"--as={both(limits.memory_bytes)}",
             f"--fsize={both(limits.file_bytes)}", f"--nproc={both(limits.processes)}",
-            "--core=0:0", "--",
+            # No real-time policy and no nicer nice value, whatever the machine's root was
+            # given: a box never runs ahead of the emulator or the CPU probe.
+            "--core=0:0", "--rtprio=0:0", "--nice=0:0", "--",
             "setpriv", f"--reuid={self.user.uid}", f"--regid={self.user.gid}",
             "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
             *argv]

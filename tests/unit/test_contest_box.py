@@ -48,7 +48,8 @@ def test_the_box_is_an_argument_list_bwrap_then_limits_then_the_user(tmp_path: P
     assert after("--bind", str(box.tmp)) == ["--bind", str(box.tmp), "/tmp"]
     assert argv[argv.index("--block-fd") + 1] == "5" and argv[argv.index("--info-fd") + 1] == "8"
     for flag in ("--cpu=10:10", f"--as={1 << 30}:{1 << 30}", f"--fsize={1 << 20}:{1 << 20}",
-                 "--nproc=8:8", "--core=0:0", f"--reuid={USER.uid}", f"--regid={USER.gid}",
+                 "--nproc=8:8", "--core=0:0", "--rtprio=0:0", "--nice=0:0", f"--reuid={USER.uid}",
+                 f"--regid={USER.gid}",
                  "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"):
         assert flag in argv
     assert argv.index("bwrap") < argv.index("prlimit") < argv.index("setpriv") < len(argv) - 2
