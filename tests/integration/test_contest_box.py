@@ -13,6 +13,13 @@ run-to-run noise. Declared before any of these runs was looked at: the noise is 
 max(3 x that spread, 0.05) of their mean (0.05 in score is 5% in throughput/delay), and the
 emulator's p99 lateness in its run stays under 2 ms.
 
+One exception, added after a CI run whose honest emulator was late (p99 2.6 ms) beside the
+1-GiB writer, while three reruns of that test on the same kind of machine were on time:
+when the CPU probe saw a CPU withheld from its real-time thread over at least half of the
+emulator's worst stall (analysis/cpu_probe.py), the batch runs again, once, and the second
+must hold. A box's processes cannot run above the probe, so such a stall is the machine's
+or the kernel's; a leak that an attacker causes comes back in the rerun and fails it.
+
 Attacks share a batch only when what each achieves stays its own to tell: the ones that
 reach for other teams, files or the network run together (each reports what it reached;
 only the daemon can kill), the three compile-time ones together, and each attack on
@@ -35,6 +42,7 @@ from typing import Any
 
 import pytest
 
+from analysis.cpu_probe import cpus_were_missing
 from core.paths import REPO_ROOT, ProjectPaths
 from core.traces import TraceSet, load_trace
 from schemes.submission.box_cgroup import detect
@@ -204,11 +212,42 @@ def _outcome(env: Env, team: str, proc: subprocess.Popen[str], started: float) -
 
 
 def _batch(env: Env, attacks: list[str]) -> dict[str, Outcome]:
-    """The attacks and one honest trial, all started at once."""
+    """The attacks and one honest trial, all started at once; again, once, when the honest
+    trial's emulator was late while the CPU probe saw a CPU withheld (see the top)."""
+    batch = _started_together(env, attacks)
+    withheld = _cpu_withheld(batch["honest"])
+    if withheld:
+        print(f"honest beside {attacks}: {withheld}; the batch runs again")
+        _machine_clean(env)
+        batch = _started_together(env, attacks)
+    return batch
+
+
+def _started_together(env: Env, attacks: list[str]) -> dict[str, Outcome]:
     started = time.monotonic()
     procs = {a: _start(env, _team(env, a), a, "--trials", "1", "--force") for a in attacks}
     procs["honest"] = _start(env, env.honest, "honest", "--trials", "1", "--force")
     return {team: _outcome(env, team, proc, started) for team, proc in procs.items()}
+
+
+def _metrics(outcome: Outcome) -> dict[str, Any]:
+    if outcome.run_dir is None or not (outcome.run_dir / "metrics.json").is_file():
+        return {}
+    return json.loads((outcome.run_dir / "metrics.json").read_text())
+
+
+def _cpu_withheld(honest: Outcome) -> str:
+    """Why the honest trial's late emulator was the machine's, '' when it was on time or
+    the probe cannot say so."""
+    m = _metrics(honest)
+    late = m.get("lateness_p99_us")
+    if late is None or late < LATENESS_P99_US:
+        return ""
+    if not cpus_were_missing(m.get("emulator_worst_stall_us"), m.get("cpu_held_during_it_us")):
+        return ""
+    return (f"emulator p99 lateness {late} us; its worst stall "
+            f"{m['emulator_worst_stall_us']} us, a CPU withheld from the probe "
+            f"{m['cpu_held_during_it_us']} us of it")
 
 
 @pytest.fixture(scope="module")
@@ -228,12 +267,15 @@ def _honest_as_alone(batch: dict[str, Outcome], alone: list[float]) -> None:
     mean = sum(alone) / len(alone)
     tolerance = max(NOISE_FACTOR * abs(alone[0] - alone[1]), NOISE_FLOOR)
     score = honest.result["score"]
+    metrics = _metrics(honest)
     print(f"honest beside {sorted(set(batch) - {'honest'})}: score {score:.4f}, alone "
-          f"{alone} (tolerance {tolerance:.4f}); {honest.took_s:.0f} s")
+          f"{alone} (tolerance {tolerance:.4f}); emulator p99 lateness "
+          f"{metrics.get('lateness_p99_us')} us; {honest.took_s:.0f} s")
     assert abs(score - mean) <= tolerance, (score, alone, tolerance)
-    assert honest.run_dir is not None
-    metrics = json.loads((honest.run_dir / "metrics.json").read_text())
-    assert metrics["lateness_p99_us"] < LATENESS_P99_US, metrics["lateness_p99_us"]
+    assert metrics, honest.run_dir
+    assert metrics["lateness_p99_us"] < LATENESS_P99_US, (
+        metrics["lateness_p99_us"], {k: metrics.get(k) for k in (
+            "emulator_worst_stall_us", "cpu_held_during_it_us", "cpu_stall_max_us")})
 
 
 def _machine_clean(env: Env) -> None:
@@ -262,7 +304,7 @@ def _number(pattern: str, text: str) -> int:
 
 REACH = ["reads-other-teams-sources", "setsid-daemon-kills-everything",
          "connects-to-root-namespace-ports", "writes-to-results-var-and-checkout",
-         "reads-etc-shadow-and-root"]
+         "reads-etc-shadow-and-root", "raises-its-own-priority"]
 COMPILE = ["includes-etc-shadow", "includes-proc-self-environ", "template-instantiation-bomb"]
 
 
@@ -339,6 +381,16 @@ def test_reading_etc_shadow_and_root_fails(reach: dict[str, Outcome],
         assert secret not in line, line
     visible = _number(r"processes-visible:(\d+)", line)
     assert visible <= 8, line  # its box's own, not the machine's
+    _honest_as_alone(reach, alone)
+
+
+def test_asking_for_a_real_time_policy_or_a_lower_nice_value_is_refused(
+        reach: dict[str, Outcome], alone: list[float]) -> None:
+    line = reach["raises-its-own-priority"].line("priority:")
+    assert "GRANTED" not in line, line
+    # Refused by the limits the box sets, not by whatever the machine's root was given.
+    assert "rlimit-rtprio:0/0" in line and "rlimit-nice:0/0" in line, line
+    assert line.endswith("policy-now:0"), line  # still SCHED_OTHER
     _honest_as_alone(reach, alone)
 
 
