@@ -117,7 +117,7 @@ class ExtremePerGroup(Check):
         absent = [s for s in required if s not in seen]
         if absent:
             return Outcome(NOT_RUN, "-", (), f"no finished run of {', '.join(absent)}")
-        complete, partial, used, failures = 0, [], [], []
+        complete, partial, used, failures, failed = 0, [], [], [], []
         for key, by_scheme in sorted(groups.items(), key=lambda kv: str(kv[0])):
             name = " ".join(str(k) for k in key)
             lacking = self._lacking(by_scheme)
@@ -130,6 +130,7 @@ class ExtremePerGroup(Check):
                       else self._beaten_by_a_run(by_scheme))
             if beaten:
                 failures.append(f"{name}: {beaten}")
+                failed += [r for rs in by_scheme.values() for r in rs]
         if not complete:
             noun = self.group_name or "/".join(self.group_by)
             needs = ("a run of every scheme" if self.among
@@ -140,7 +141,7 @@ class ExtremePerGroup(Check):
         notes = (["fails on " + "; ".join(failures)] if failures else []) + \
             (["left out: " + "; ".join(partial)] if partial else [])
         return Outcome(FAIL if failures else PASS, ours, tuple(used), ". ".join(notes),
-                       float(complete - len(failures)))
+                       float(complete - len(failures)), tuple(failed))
 
     def _lacking(self, by_scheme: Mapping[str, list[Row]]) -> list[str]:
         """What a group needs and has not got."""
@@ -428,7 +429,7 @@ class EveryGroup(Check):
         groups: dict[tuple, list[Row]] = {}
         for row in select(rows, self.where):
             groups.setdefault(tuple(row.get(g) for g in self.group_by), []).append(row)
-        counted, used, failures, strict = 0, [], [], False
+        counted, used, failures, failed, strict = 0, [], [], [], False
         for key, members in sorted(groups.items(), key=lambda kv: str(kv[0])):
             if self.pair is None:
                 sides = (members, members)
@@ -454,6 +455,7 @@ class EveryGroup(Check):
             if not ok:
                 name = " ".join(str(k) for k in key) or "all runs"
                 failures.append(f"{name}: {compared}")
+                failed += members
         if not counted:
             what = " ".join(f"{k}={v}" for k, v in self.where) or "any run"
             return Outcome(NOT_RUN, "-", (), f"no cell with {what} has the values it needs"
@@ -463,7 +465,8 @@ class EveryGroup(Check):
         ours = (compared if not self.group_by else
                 f"holds in {counted - len(failures)} of {counted} cells")
         if failures:
-            return Outcome(FAIL, ours, tuple(used), "fails in " + "; ".join(failures))
+            return Outcome(FAIL, ours, tuple(used), "fails in " + "; ".join(failures),
+                           failed_rows=tuple(failed))
         if self.strictly_once and not strict:
             return Outcome(FAIL, ours + ", never >", tuple(used),
                            f"{self.left} is never above in any cell")

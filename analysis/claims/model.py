@@ -118,6 +118,9 @@ class Outcome:
     rows: tuple[Row, ...] = ()
     why: str = ""
     value: float | None = None
+    # The rows of the groups that failed, for a check that judges groups one by one; empty
+    # when the check judges the rows as a whole.
+    failed_rows: tuple[Row, ...] = ()
 
 
 class Check(ABC):
@@ -193,6 +196,8 @@ class Claim:
     # docs section): added to a FAIL's why, so claims.md points to it. The verdict is the
     # check's alone.
     explained: str = ""
+    # The failing groups that write-up covers, as a row filter; empty: every failure.
+    explains: Where = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -267,9 +272,9 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "",
     else:
         outcome = claim.check.evaluate(rows)
     why = outcome.why
-    if outcome.verdict == FAIL and claim.explained:
-        why = f"{why}. The cause, measured: {claim.explained}" if why \
-            else f"the cause, measured: {claim.explained}"
+    cause = _cause(claim, outcome)
+    if cause:
+        why = f"{why}. {cause[0].upper()}{cause[1:]}" if why else cause
     runs = tuple(sorted(set().union(*(row_runs(r) for r in outcome.rows))))
     late = late_run_count(outcome.rows)
     return ClaimResult(id=claim.id, text=claim.text, source=claim.source, kind=claim.kind,
@@ -277,6 +282,24 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "",
                        tolerance=claim.tolerance_text(), reason=claim.reason,
                        verdict=outcome.verdict, why=why, runs=runs, late_runs=late,
                        host_late_runs=len(host_late.intersection(runs)))
+
+
+def _cause(claim: Claim, outcome: Outcome) -> str:
+    """What a FAIL's why says of its measured cause: the write-up when it covers every
+    failing group, where it applies when it covers some, that none is on record when it
+    covers none (a write-up about one link says nothing of another's failure)."""
+    if outcome.verdict != FAIL or not claim.explained:
+        return ""
+    if not claim.explains or not outcome.failed_rows:
+        return f"the cause, measured: {claim.explained}"
+    scope = ", ".join(f"{k}={v}" for k, v in claim.explains)
+    covered = sum(matches(r, claim.explains) for r in outcome.failed_rows)
+    if covered == len(outcome.failed_rows):
+        return f"the cause, measured: {claim.explained}"
+    if covered:
+        return (f"the cause where {scope}, measured: {claim.explained}; no cause measured "
+                "for the other failures")
+    return f"no cause measured for this failure (the one on record covers {scope} only)"
 
 
 def evaluate_all(claims: Sequence[Claim], rows: Sequence[Row], mode: str,

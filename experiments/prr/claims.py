@@ -45,8 +45,10 @@ SPEEDUP_CAUSE = (
     "only rate halving's regrowth from cwnd 3 (model and kernel agree); with the receiver "
     "held at 10 segments PRR takes about half (prr-heavy-loss, rwnd-10)")
 
-# Where the two base-pattern failures at 64 KB under Cubic are traced to their cause.
+# Where the two base-pattern failures at 64 KB under Cubic are traced to their cause, and
+# the cells that write-up covers.
 BASE_64K = "docs/prr-fig2.md#the-base-pattern-at-64-kb-under-cubic"
+BASE_64K_CELLS = where(pattern="base", size_bytes=64 * 1024, cc="cubic")
 ENDS_BELOW_CAUSE = (
     f"{BASE_64K}: with Cubic, rate halving has no floor below ssthresh (Cubic has no "
     "min_cwnd hook), and at 64 KB unsent data keeps pipe near ssthresh until the exit, so the "
@@ -93,7 +95,7 @@ CLAIMS: tuple[Claim, ...] = (
                          where=_valid(recovery=RATE_HALVING), slack=-1),
         reason="qualitative claim: strictly below, no slack (a window equal to ssthresh is "
                "PRR's outcome, not rate halving's)",
-        explained=ENDS_BELOW_CAUSE),
+        explained=ENDS_BELOW_CAUSE, explains=BASE_64K_CELLS),
     Claim(
         id="rate-halving-collapses-heavy", source=SOURCE, mode=BOTH,
         text="Under heavy loss rate halving's cwnd collapses to about one segment",
@@ -123,7 +125,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason="qualitative ordering of ACK counts: no slack; a sender that sends no new data "
                "in recovery waited all its ACKs; a cell where all data was sent before "
                "recovery began has nothing to hold back and does not count",
-        explained=WAITS_CAUSE),
+        explained=WAITS_CAUSE, explains=BASE_64K_CELLS),
     Claim(
         id="prr-faster-heavy", source=SOURCE, mode=BOTH,
         text="Under heavy loss PRR completes the transfer faster than rate halving",

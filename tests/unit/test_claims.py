@@ -74,6 +74,34 @@ def test_a_failure_points_to_where_it_is_explained():
     assert good.verdict == PASS and good.why == ""
 
 
+def test_a_write_up_about_some_groups_is_given_only_for_their_failures():
+    """sprout-lowest-delay's write-up concerns the AT&T LTE links: a failure on another link
+    must not point to it as its cause."""
+    def delays(att: float, verizon: float) -> list[dict]:
+        return [{"link": link, "scheme": s, "delay": d, "run": f"{link}-{s}"}
+                for link, sprout in (("att", att), ("verizon", verizon))
+                for s, d in (("sprout", sprout), ("vegas", 100.0))]
+    check = ExtremePerGroup(subject="sprout", column="delay", group_by=("link",),
+                            direction=LOWEST, against=OTHER_MEANS, slack=0.2)
+    scoped = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
+                   check=check, explained="docs/att.md", explains=where(link="att"))
+    on_att = evaluate(scoped, delays(att=300.0, verizon=50.0), QUICK)
+    assert on_att.verdict == FAIL and on_att.why.endswith("The cause, measured: docs/att.md")
+    on_verizon = evaluate(scoped, delays(att=50.0, verizon=300.0), QUICK)
+    assert on_verizon.verdict == FAIL and "docs/att.md" not in on_verizon.why.split("(")[0]
+    assert on_verizon.why.endswith(
+        "No cause measured for this failure (the one on record covers link=att only)")
+    on_both = evaluate(scoped, delays(att=300.0, verizon=300.0), QUICK)
+    assert "The cause where link=att, measured: docs/att.md; no cause measured for the " \
+        "other failures" in on_both.why
+    # The same for a check of cells (EveryGroup), as the PRR claims use.
+    rows = [{"cell": c, "x": x, "y": 10, "run": c} for c, x in (("a", 20), ("b", 5))]
+    cells = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
+                  check=EveryGroup("x", "<", "y", ("cell",)), explained="docs/b.md",
+                  explains=where(cell="b"))
+    assert evaluate(cells, rows, QUICK).why.startswith("fails in a: 20.0 vs 10.0. No cause")
+
+
 def test_a_full_run_claim_is_not_run_on_a_quick_pass():
     rows = [{"window": 10, "throughput_mbps": 2.0}]
     result = evaluate(claim(NumberCheck(ColumnMean("throughput_mbps"), 2.0, TOL), mode=FULL),
