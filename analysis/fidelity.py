@@ -21,6 +21,14 @@ def lateness_p99_us(link_stats: Mapping[str, Any] | None) -> int | None:
     return max(known) if known else None
 
 
+def worst_lateness_p99_us(metrics: Mapping[str, Any]) -> int | None:
+    """The worse direction's p99 lateness from a run's metrics (data and ACK), None when
+    neither is known."""
+    known = [int(metrics[k]) for k in ("lateness_p99_us", "ack_lateness_p99_us")
+             if metrics.get(k) is not None]
+    return max(known) if known else None
+
+
 def lateness_ok(link_stats: Mapping[str, Any] | None) -> bool | None:
     """True when both directions' p99 lateness is within the limit; None when unknown."""
     worst = lateness_p99_us(link_stats)

@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from analysis.fidelity import worst_lateness_p99_us
 from analysis.omniscient import self_inflicted_delay_ms
 from analysis.scheme_labels import scheme_label
 from analysis.scored_span import WHOLE_RUN, direction_metrics
@@ -46,9 +47,7 @@ def run_row(record: RunRecord, refs: OmniscientReferences, reverse: bool = False
         "capacity_mbps": m.get("capacity_mbps"),
         "provider": outer.get("cc_provider"),
         "cc_used": outer.get("cc_used_reverse" if reverse else "cc_used"),
-        "lateness_p99_us": max((v for v in (outer.get("lateness_p99_us"),
-                                            outer.get("ack_lateness_p99_us")) if v is not None),
-                               default=None),
+        "lateness_p99_us": worst_lateness_p99_us(outer),
         "lateness_ok": outer.get("lateness_ok"),
         "cpu_steal_pct": outer.get("cpu_steal_pct"),
         "run": record.path.name,

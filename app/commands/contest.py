@@ -49,7 +49,8 @@ EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 TRACE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 SUMMARY_KEYS = ("throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "score",
-                "utilization", "capacity_mbps", "window_capped", "lateness_p99_us", "lateness_ok")
+                "utilization", "capacity_mbps", "window_capped", "lateness_p99_us",
+                "ack_lateness_p99_us", "lateness_ok")
 NAME = "contest"
 DEFAULT_TRIALS = 3
 MAX_TRIALS = 20

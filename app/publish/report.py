@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport
 from analysis.claims.report import write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -92,9 +92,9 @@ def _environment(records: list[Any]) -> dict[str, Any]:
                                         m.get("cpu_held_during_it_us"))
             late_no_probe += missing is None
             late_machine += missing is True
-        for key in ("lateness_p99_us", "ack_lateness_p99_us"):
-            if m.get(key) is not None:
-                worst_late = max(worst_late or 0, int(m[key]))
+        run_late = worst_lateness_p99_us(m)
+        if run_late is not None:
+            worst_late = max(worst_late or 0, run_late)
         host_late += hosts_late(m)
         host_p99 = worst_host_p99_us(m)
         if host_p99 is not None:

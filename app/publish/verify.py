@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence, TextIO
 
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -299,9 +299,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
                 slot[provider] = slot.get(provider, 0) + 1
                 ceiling = receive_ceiling(meta)
                 verdict.tcp_rmem_max[ceiling] = verdict.tcp_rmem_max.get(ceiling, 0) + 1
-            lateness = [int(derived[key]) for key in ("lateness_p99_us", "ack_lateness_p99_us")
-                        if derived.get(key) is not None]
-            run.lateness_p99_us = max(lateness, default=None)
+            run.lateness_p99_us = worst_lateness_p99_us(derived)
             run.worst_stall_us = derived.get("emulator_worst_stall_us")
             run.cpu_held_us = derived.get("cpu_held_during_it_us")
             if meta.get("cpu_steal_pct") is not None:

@@ -36,7 +36,7 @@ from analysis.omniscient import OmniscientResult, omniscient
 from experiments.contest.published_sources import FOLDER, is_published, publish
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
 from core.results import ExperimentStore, read_json
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,12 @@ T = TypeVar("T")
 CONTEST_DELAY_MS = 20
 SUBMISSION_SCHEME = "submission"
 METRICS = ("score", "throughput_mbps", "p95_e2e_delay_ms", "p95_signal_delay_ms", "power",
-           "utilization", "lateness_p99_us", "lateness_ok")
+           "utilization", "lateness_p99_us", "ack_lateness_p99_us", "lateness_ok")
 COLUMNS = ["trace", "role", "rank", "kind", "name", "score", "throughput_mbps",
            "p95_e2e_delay_ms", "p95_signal_delay_ms", "power", "utilization", "trials_scored",
            "trials", "status", "reason", "submitted_at", "source_hash", "run",
-           "lateness_p99_us", "lateness_ok", "throughput_plot", "delay_plot"]
+           "lateness_p99_us", "ack_lateness_p99_us", "lateness_ok", "throughput_plot",
+           "delay_plot"]
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,8 @@ def late_text(metrics: Mapping[str, Any]) -> str:
     """What to tell of a late trial, '' for a timely one."""
     if not emulator_late(metrics):
         return ""
-    p99 = metrics.get("lateness_p99_us")
-    worst = f"p99 {p99 / 1000:.1f} ms" if isinstance(p99, (int, float)) else "p99 unknown"
+    p99 = worst_lateness_p99_us(metrics)
+    worst = f"p99 {p99 / 1000:.1f} ms" if p99 is not None else "p99 unknown"
     return (f"emulator late ({worst}, over {MAX_LATENESS_P99_US / 1000:g} ms): "
             "not a faithful measurement, rerun it")
 

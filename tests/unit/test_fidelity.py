@@ -8,7 +8,8 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
-from analysis.fidelity import MAX_LATENESS_P99_US, lateness_ok, lateness_p99_us  # noqa: E402
+from analysis.fidelity import (MAX_LATENESS_P99_US, lateness_ok, lateness_p99_us,  # noqa: E402
+                               worst_lateness_p99_us)
 from analysis.tradeoff import point_of  # noqa: E402
 from analysis.tradeoff_plot import draw_panel, series_per_scheme  # noqa: E402
 from core.cpu_steal import StealMeter, cpu_times  # noqa: E402
@@ -26,6 +27,12 @@ def test_the_worse_direction_decides() -> None:
     assert lateness_ok(stats(None, 400)) is True
     assert lateness_ok(stats(None, None)) is None
     assert lateness_ok(None) is None
+
+
+def test_from_a_runs_metrics_the_worse_direction_too() -> None:
+    assert worst_lateness_p99_us({"lateness_p99_us": 90, "ack_lateness_p99_us": 2600}) == 2600
+    assert worst_lateness_p99_us({"lateness_p99_us": 90, "ack_lateness_p99_us": None}) == 90
+    assert worst_lateness_p99_us({}) is None
 
 
 def test_steal_is_the_share_of_all_cpu_time(tmp_path: Path) -> None:
