@@ -182,6 +182,15 @@ class Tolerance:
 
 
 @dataclass(frozen=True)
+class Cause:
+    """A docs section where an experiment isolates the cause of a claim's failure, and the
+    failing cells it covers (a row filter; empty: every failure of the claim)."""
+
+    section: str
+    where: Where = ()
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim of a paper (or of a reference measurement), with its check."""
 
@@ -192,12 +201,10 @@ class Claim:
     check: Check
     mode: str  # QUICK, FULL or BOTH: which runs the claim holds for
     reason: str  # why the tolerance / slack is what it is, fixed before the data
-    # Where an experiment that isolates the cause of this claim's failure is written up (a
-    # docs section): added to a FAIL's why, so claims.md points to it. The verdict is the
-    # check's alone.
-    explained: str = ""
-    # The failing groups that write-up covers, as a row filter; empty: every failure.
-    explains: Where = ()
+    # Where experiments that isolate the causes of this claim's failures are written up:
+    # added to a FAIL's why, for the failing cells each covers, so claims.md points to them.
+    # The verdict is the check's alone.
+    causes: tuple[Cause, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -285,21 +292,31 @@ def evaluate(claim: Claim, rows: Sequence[Row], mode: str, experiment: str = "",
 
 
 def _cause(claim: Claim, outcome: Outcome) -> str:
-    """What a FAIL's why says of its measured cause: the write-up when it covers every
-    failing group, where it applies when it covers some, that none is on record when it
-    covers none (a write-up about one link says nothing of another's failure)."""
-    if outcome.verdict != FAIL or not claim.explained:
+    """What a FAIL's why says of its measured causes: each write-up that covers a failing
+    cell ("where ..." when it covers only some), and that no cause is measured for a failing
+    cell none covers (a study of one link says nothing of another's failure). A check that
+    judges its rows as a whole has no failing cells: every write-up applies."""
+    if outcome.verdict != FAIL or not claim.causes:
         return ""
-    if not claim.explains or not outcome.failed_rows:
-        return f"the cause, measured: {claim.explained}"
-    scope = ", ".join(f"{k}={v}" for k, v in claim.explains)
-    covered = sum(matches(r, claim.explains) for r in outcome.failed_rows)
-    if covered == len(outcome.failed_rows):
-        return f"the cause, measured: {claim.explained}"
-    if covered:
-        return (f"the cause where {scope}, measured: {claim.explained}; no cause measured "
-                "for the other failures")
-    return f"no cause measured for this failure (the one on record covers {scope} only)"
+    failed = outcome.failed_rows
+    cited: list[str] = []
+    covered: set[int] = set()
+    for cause in claim.causes:
+        hits = {i for i, row in enumerate(failed) if matches(row, cause.where)}
+        if failed and not hits:
+            continue
+        covered |= hits
+        scope = "" if len(hits) == len(failed) else f" where {_describe(cause.where)}"
+        cited.append(f"the cause{scope}, measured: {cause.section}")
+    if not cited:
+        scopes = "; ".join(_describe(c.where) for c in claim.causes)
+        return f"no cause measured for this failure (the ones on record cover {scopes} only)"
+    rest = "; no cause measured for the other failures" if len(covered) < len(failed) else ""
+    return "; ".join(cited) + rest
+
+
+def _describe(conditions: Where) -> str:
+    return ", ".join(f"{k}={v}" for k, v in conditions) or "every failure"
 
 
 def evaluate_all(claims: Sequence[Claim], rows: Sequence[Row], mode: str,

@@ -13,7 +13,7 @@ were exactly the plan count (`drops_as_planned`; any other run fails anyway).
 from __future__ import annotations
 
 from analysis.claims.checks import EveryGroup, Pair
-from analysis.claims.model import BOTH, Claim, OneOf, where
+from analysis.claims.model import BOTH, Cause, Claim, OneOf, where
 
 KERNEL_PRR, BPF_PRR, RATE_HALVING, RFC3517 = "prr-kernel", "prr-bpf", "rate-halving", "rfc3517"
 RECOVERIES = (RATE_HALVING, RFC3517, KERNEL_PRR, BPF_PRR)
@@ -95,7 +95,7 @@ CLAIMS: tuple[Claim, ...] = (
                          where=_valid(recovery=RATE_HALVING), slack=-1),
         reason="qualitative claim: strictly below, no slack (a window equal to ssthresh is "
                "PRR's outcome, not rate halving's)",
-        explained=ENDS_BELOW_CAUSE, explains=BASE_64K_CELLS),
+        causes=(Cause(ENDS_BELOW_CAUSE, BASE_64K_CELLS),)),
     Claim(
         id="rate-halving-collapses-heavy", source=SOURCE, mode=BOTH,
         text="Under heavy loss rate halving's cwnd collapses to about one segment",
@@ -104,7 +104,7 @@ CLAIMS: tuple[Claim, ...] = (
                          where=_valid(recovery=RATE_HALVING, pattern="heavy")),
         reason="rate halving moderates cwnd to in-flight + 1; one segment still in flight at "
                "the exit would show 2",
-        explained=COLLAPSE_CAUSE),
+        causes=(Cause(COLLAPSE_CAUSE),)),
     Claim(
         id="rfc3517-bursts", source=SOURCE, mode=BOTH,
         text="RFC 3517 sends in bursts once pipe falls below ssthresh; PRR spreads its "
@@ -125,7 +125,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason="qualitative ordering of ACK counts: no slack; a sender that sends no new data "
                "in recovery waited all its ACKs; a cell where all data was sent before "
                "recovery began has nothing to hold back and does not count",
-        explained=WAITS_CAUSE, explains=BASE_64K_CELLS),
+        causes=(Cause(WAITS_CAUSE, BASE_64K_CELLS),)),
     Claim(
         id="prr-faster-heavy", source=SOURCE, mode=BOTH,
         text="Under heavy loss PRR completes the transfer faster than rate halving",
@@ -136,7 +136,7 @@ CLAIMS: tuple[Claim, ...] = (
                          positive=("transfer_time_s",)),
         reason="a difference under 10% is within what 4 ms timer ticks (HZ=250) and this "
                "shared VM's scheduling move a transfer of well under a second",
-        explained=SPEEDUP_CAUSE),
+        causes=(Cause(SPEEDUP_CAUSE),)),
     Claim(
         id="prr-halves-heavy", source=SOURCE, mode=BOTH,
         text="Under heavy loss PRR's transfer takes about half rate halving's",
@@ -147,7 +147,7 @@ CLAIMS: tuple[Claim, ...] = (
                          positive=("transfer_time_s",)),
         reason="'roughly half' read from the paper's plots; 0.75 is the loosest reading that "
                "is still 'about half' and not just 'faster'",
-        explained=SPEEDUP_CAUSE),
+        causes=(Cause(SPEEDUP_CAUSE),)),
     Claim(
         id="bpf-prr-matches-kernel", source=OURS, mode=BOTH,
         text="The eBPF PRR ends recovery with the kernel PRR's window (an independent check)",

@@ -3,6 +3,7 @@ where it should, and the experiments' declared claims are well formed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from analysis.claims.checks import (EVERY_RUN, HIGHEST, LOWEST, OTHER_MEANS, Bel
                                     Slack)
 from analysis.claims.measures import (MEAN_OF_DIFFERENCES, MEAN_OF_RATIOS, RATIO_OF_MEANS,
                                       ColumnMean, PerGroupComparison)
-from analysis.claims.model import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Claim,
+from analysis.claims.model import (BOTH, FAIL, FULL, NOT_RUN, PASS, QUICK, Cause, Claim,
                                    ClaimDeclarationError, ClaimReport, ClaimResult, OneOf,
                                    Tolerance, evaluate, evaluate_all, late_run_count, row_runs,
                                    where)
@@ -63,42 +64,47 @@ def test_a_failure_points_to_where_it_is_explained():
     rows = [{"window": 10, "throughput_mbps": 2.1, "run": "a"}]
     measure = ColumnMean("throughput_mbps", where(window=10), " Mbit/s")
     explained = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
-                      check=NumberCheck(measure, 1.5, TOL), explained="docs/x.md, \"Why\"")
+                      check=NumberCheck(measure, 1.5, TOL),
+                      causes=(Cause("docs/x.md, \"Why\""),))
     bad = evaluate(explained, rows, QUICK)
     assert bad.verdict == FAIL and bad.why.endswith('. The cause, measured: docs/x.md, "Why"')
     assert 'The cause, measured: docs/x.md' in claims_markdown(ClaimReport("e", QUICK, (bad,)))
     # Only a failure says it: the verdict itself is the check's.
     good = evaluate(Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
-                          check=NumberCheck(measure, 2.0, TOL), explained="docs/x.md"),
+                          check=NumberCheck(measure, 2.0, TOL),
+                          causes=(Cause("docs/x.md"),)),
                     rows, QUICK)
     assert good.verdict == PASS and good.why == ""
 
 
 def test_a_write_up_about_some_groups_is_given_only_for_their_failures():
-    """sprout-lowest-delay's write-up concerns the AT&T LTE links: a failure on another link
-    must not point to it as its cause."""
-    def delays(att: float, verizon: float) -> list[dict]:
+    """sprout-lowest-delay's AT&T LTE write-up concerns those links: a failure on another link
+    points to that link's own write-up, or says that none is measured."""
+    def delays(att: float, verizon: float, tmobile: float = 50.0) -> list[dict]:
         return [{"link": link, "scheme": s, "delay": d, "run": f"{link}-{s}"}
-                for link, sprout in (("att", att), ("verizon", verizon))
+                for link, sprout in (("att", att), ("verizon", verizon), ("tmobile", tmobile))
                 for s, d in (("sprout", sprout), ("vegas", 100.0))]
     check = ExtremePerGroup(subject="sprout", column="delay", group_by=("link",),
                             direction=LOWEST, against=OTHER_MEANS, slack=0.2)
     scoped = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
-                   check=check, explained="docs/att.md", explains=where(link="att"))
+                   check=check, causes=(Cause("docs/att.md", where(link="att")),
+                                        Cause("docs/verizon.md", where(link="verizon"))))
     on_att = evaluate(scoped, delays(att=300.0, verizon=50.0), QUICK)
     assert on_att.verdict == FAIL and on_att.why.endswith("The cause, measured: docs/att.md")
     on_verizon = evaluate(scoped, delays(att=50.0, verizon=300.0), QUICK)
-    assert on_verizon.verdict == FAIL and "docs/att.md" not in on_verizon.why.split("(")[0]
-    assert on_verizon.why.endswith(
-        "No cause measured for this failure (the one on record covers link=att only)")
-    on_both = evaluate(scoped, delays(att=300.0, verizon=300.0), QUICK)
-    assert "The cause where link=att, measured: docs/att.md; no cause measured for the " \
-        "other failures" in on_both.why
+    assert on_verizon.why.endswith("The cause, measured: docs/verizon.md")
+    on_tmobile = evaluate(scoped, delays(att=50.0, verizon=50.0, tmobile=300.0), QUICK)
+    assert on_tmobile.verdict == FAIL and "docs/" not in on_tmobile.why.split("(")[0]
+    assert on_tmobile.why.endswith("No cause measured for this failure (the ones on record "
+                                   "cover link=att; link=verizon only)")
+    on_two = evaluate(scoped, delays(att=300.0, verizon=50.0, tmobile=300.0), QUICK)
+    assert on_two.why.endswith("The cause where link=att, measured: docs/att.md; no cause "
+                               "measured for the other failures"), on_two.why
     # The same for a check of cells (EveryGroup), as the PRR claims use.
     rows = [{"cell": c, "x": x, "y": 10, "run": c} for c, x in (("a", 20), ("b", 5))]
     cells = Claim(id="c", text="t", source="s", paper="p", mode=BOTH, reason="r",
-                  check=EveryGroup("x", "<", "y", ("cell",)), explained="docs/b.md",
-                  explains=where(cell="b"))
+                  check=EveryGroup("x", "<", "y", ("cell",)),
+                  causes=(Cause("docs/b.md", where(cell="b")),))
     assert evaluate(cells, rows, QUICK).why.startswith("fails in a: 20.0 vs 10.0. No cause")
 
 
@@ -281,6 +287,26 @@ def test_every_experiment_declares_well_formed_claims():
         # With no runs every claim says NOT RUN, with the reason.
         for result in evaluate_all(claims, [], QUICK, exp.name):
             assert result.verdict == NOT_RUN and result.why
+
+
+def test_every_measured_cause_names_a_docs_section_that_exists():
+    """A cause is 'docs/<file>.md, "<heading>"' or 'docs/<file>.md#<anchor>', maybe followed
+    by ': <summary>'; the heading must be in the file."""
+    docs = Path(__file__).resolve().parents[2]
+    for exp in all_experiments(TraceSet([], Path("/nonexistent"), manifest={})):
+        for claim in exp.claims:
+            for cause in claim.causes:
+                found = re.match(r'(docs/[\w./-]+\.md)(?:, "([^"]+)"|#([\w-]+))', cause.section)
+                assert found, (claim.id, cause.section)
+                text = (docs / found.group(1)).read_text()
+                headings = [line.lstrip("#").strip() for line in text.splitlines()
+                            if line.startswith("#")]
+                if found.group(2):
+                    assert found.group(2) in headings, (claim.id, found.group(2))
+                else:
+                    anchors = {re.sub(r"[^\w -]", "", h.lower()).replace(" ", "-")
+                               for h in headings}
+                    assert found.group(3) in anchors, (claim.id, found.group(3))
 
 
 def test_one_of_filters_rows_by_any_of_its_values():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.claims.checks import EveryGroup
-from analysis.claims.model import FAIL, PASS, Claim, evaluate
+from analysis.claims.model import FAIL, PASS, Cause, Claim, evaluate
 from analysis.prr_run import load_prr_run, prr_run_metrics
 from analysis.recovery_entry import recovery_entry
 from core.errors import UsageError
@@ -147,7 +147,7 @@ def test_how_recovery_began(tmp_path: Path) -> None:
 def test_a_failing_claim_points_to_its_cause_and_a_passing_one_does_not() -> None:
     check = EveryGroup("cwnd_exit", "<=", 2.0, ("pattern",))
     claim = Claim(id="c", text="t", source="s", paper="p", check=check, mode="both",
-                  reason="r", explained="docs/x.md#why")
+                  reason="r", causes=(Cause("docs/x.md#why"),))
     failed = evaluate(claim, [{"pattern": "heavy", "cwnd_exit": 4, "run": "a"}], "quick")
     assert failed.verdict == FAIL and failed.why.endswith("The cause, measured: docs/x.md#why")
     assert "4.00 vs 2.00" in failed.why  # the check's own why is kept
@@ -156,8 +156,9 @@ def test_a_failing_claim_points_to_its_cause_and_a_passing_one_does_not() -> Non
 
 
 def test_the_heavy_loss_claims_point_to_the_write_up() -> None:
-    explained = {c.id: c.explained for c in CLAIMS}
+    sections = {c.id: [cause.section for cause in c.causes] for c in CLAIMS}
     for claim_id in ("rate-halving-collapses-heavy", "prr-halves-heavy"):
-        assert explained[claim_id].startswith("docs/prr-fig2.md#heavy-loss")
+        assert len(sections[claim_id]) == 1
+        assert sections[claim_id][0].startswith("docs/prr-fig2.md#heavy-loss")
         doc = Path(__file__).resolve().parents[2] / "docs" / "prr-fig2.md"
         assert "## Heavy loss: what decides the collapse" in doc.read_text()
