@@ -25,6 +25,7 @@ Definitions:
 from __future__ import annotations
 
 import json
+import math
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -167,28 +168,50 @@ def bic_wmax_after(episodes: list[LossEpisode]) -> list[int]:
     return out
 
 
+def bic_reductions(probe: ProbeTrace) -> list[LossEpisode]:
+    """Every call of BIC's ssthresh hook since the first loss episode: the episodes, and each
+    lowering of ssthresh inside one (more losses while the sender recovers). Linux sets
+    ssthresh only through that hook, which also moves BIC's Wmax; for a lowering inside an
+    episode the window it saw is the smallest with cwnd x beta = that ssthresh."""
+    episodes = loss_episodes(probe)
+    if not episodes:
+        return []
+    starts = np.searchsorted(probe.time_s, [ep.time_s for ep in episodes])
+    seen = set(int(i) for i in starts)
+    found = list(episodes)
+    lowered = np.flatnonzero(probe.ssthresh[1:] < probe.ssthresh[:-1]) + 1
+    for i in lowered[lowered > starts[0]]:
+        if int(i) not in seen:
+            ssthresh = int(probe.ssthresh[i])
+            found.append(LossEpisode(float(probe.time_s[i]), int(probe.ca_state[i]),
+                                     math.ceil(ssthresh * 1024 / 819), ssthresh))
+    return sorted(found, key=lambda ep: ep.time_s)
+
+
 def bic_growth_by_region(probe: ProbeTrace) -> tuple[float | None, float | None]:
     """(far, near): avoidance growth per RTT where BIC's binary search is far from its
     target Wmax (gap = Wmax - cwnd >= BIC_FAR_GAP) and where it creeps near it
     (Wmax - 2B < cwnd < Wmax + B, where BIC adds B / smooth_part per RTT).
 
-    Measured only where BIC's own state is known, by BIC's own rules: BIC sets its Wmax and
-    ssthresh together when it reduces the window (bictcp_recalc_ssthresh), so a sample
-    counts only while the socket's ssthresh is still the one set at the last reduction the
-    replay saw. Where ssthresh changed without one (the aftermath of slow start's overshoot,
-    whose losses keep lowering it), the replayed Wmax is not BIC's and nothing is measured;
-    a timeout resets Wmax to 0 (bictcp_state), and below BIC's low window (14) it grows like
-    Reno. No episode is skipped for its position."""
-    episodes = loss_episodes(probe)
-    if not episodes:
+    Wmax is replayed by BIC's own rules over every call of its ssthresh hook
+    (bic_reductions): the losses that lower ssthresh again while the sender recovers from
+    slow start's overshoot move Wmax too, and fast convergence at the next loss depends on
+    it. Replayed over the episodes alone, a run whose overshoot took two such lowerings
+    gave a Wmax 12 packets high in a later episode, and counted BIC's creep near its true
+    Wmax as far growth (2.2 packets per RTT against 9.2 in the run beside it). A sample
+    counts only while ssthresh is the one set at the last reduction; a timeout resets Wmax
+    to 0 (bictcp_state), and below BIC's low window (14) it grows like Reno. No episode is
+    skipped for its position."""
+    reductions = bic_reductions(probe)
+    if not reductions:
         return None, None
     wmax = np.zeros(len(probe), dtype=np.int64)
     set_ssthresh = np.full(len(probe), -1, dtype=np.int64)
-    starts = np.searchsorted(probe.time_s, [ep.time_s for ep in episodes])
-    for k, value in enumerate(bic_wmax_after(episodes)):
+    starts = np.searchsorted(probe.time_s, [ep.time_s for ep in reductions])
+    for k, value in enumerate(bic_wmax_after(reductions)):
         end = starts[k + 1] if k + 1 < len(starts) else len(probe)
         wmax[starts[k]:end] = value
-        set_ssthresh[starts[k]:end] = episodes[k].ssthresh_after
+        set_ssthresh[starts[k]:end] = reductions[k].ssthresh_after
     gap = wmax - probe.snd_cwnd
     known = (wmax > 0) & (probe.ssthresh == set_ssthresh) & (probe.snd_cwnd > BIC_LOW_WINDOW)
     far = known & (gap >= BIC_FAR_GAP)

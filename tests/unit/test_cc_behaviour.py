@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from analysis.cc_behaviour import (BIC_BETA, acked_packets_per_ack, bic_growth_by_region,
+                                   bic_reductions,
                                    bic_wmax_after, cc_behaviour_metrics, growth_per_rtt,
                                    hybla_rho, loss_episodes, queue_occupancy_per_ms,
                                    steady_queue, LossEpisode)
@@ -76,11 +77,29 @@ def test_bic_wmax_follows_fast_convergence_and_timeouts() -> None:
     assert bic_wmax_after(eps) == [200, int(150 * (1 + BIC_BETA) / 2), 160, 0]
 
 
+def test_bic_wmax_follows_the_lowerings_inside_an_episode_too() -> None:
+    """A run of CI's: slow start's loss at 227, two more lowerings of ssthresh while it
+    recovers (115, 91), then losses at 122 and 115 in avoidance. BIC's hook ran four times
+    before the loss at 115, so fast convergence applies there (115 < 122): Wmax 103, not the
+    115 that replaying the three episodes alone gives."""
+    open_, rec = CA_OPEN, CA_RECOVERY
+    rows = [(0.00, 226, 2147483647, open_), (0.01, 227, 2147483647, open_),
+            (0.02, 200, 181, rec), (0.10, 150, 115, rec), (0.20, 100, 91, rec),
+            (0.30, 91, 91, open_), (2.00, 122, 91, open_), (2.01, 110, 97, rec),
+            (2.10, 97, 97, open_), (3.00, 115, 97, open_), (3.01, 100, 91, rec)]
+    t, cwnd, ssthresh, state = (list(c) for c in zip(*rows))
+    probe = _probe(t, cwnd=cwnd, ssthresh=ssthresh, state=state)
+    reductions = bic_reductions(probe)
+    assert [r.cwnd_at_loss for r in reductions] == [227, 144, 114, 122, 115]
+    assert bic_wmax_after(reductions) == [227, 129, 102, 122, 103]
+    assert bic_wmax_after(loss_episodes(probe)) == [227, 109, 115]  # the episodes alone
+
+
 def test_bic_growth_far_from_and_near_wmax() -> None:
     # First, slow start ends with a loss at 130 (its overshoot: BIC sets Wmax 130 and
-    # ssthresh 104); while the sender recovers, more losses lower ssthresh to 100 with no
-    # new reduction of BIC's, and cwnd creeps 100 -> 103 at +1 per RTT 30 below that Wmax.
-    # ssthresh is no longer the one BIC set with its Wmax: not measured.
+    # ssthresh 104); while the sender recovers, another loss lowers ssthresh to 100 through
+    # BIC's hook (a window of 126: Wmax 126 x (1 + beta) / 2 = 113), and cwnd creeps
+    # 100 -> 103, 10-13 below it: neither far nor near, not measured.
     overshoot_cwnd = [129, 130, 104, 100, 101, 102, 103]
     overshoot_time = [0, 0.01, 0.02, 0.03, 0.13, 0.23, 0.33]
     overshoot_state = [CA_OPEN, CA_OPEN, CA_RECOVERY] + [CA_OPEN] * 4
