@@ -29,6 +29,11 @@ def worst_lateness_p99_us(metrics: Mapping[str, Any]) -> int | None:
     return max(known) if known else None
 
 
+def emulator_late(metrics: Mapping[str, Any]) -> bool:
+    """Whether a run's metrics say its emulator was late (unknown is not late)."""
+    return metrics.get("lateness_ok") is False
+
+
 def lateness_ok(link_stats: Mapping[str, Any] | None) -> bool | None:
     """True when both directions' p99 lateness is within the limit; None when unknown."""
     worst = lateness_p99_us(link_stats)

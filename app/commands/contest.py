@@ -235,9 +235,9 @@ def _show(entry: dict[str, Any]) -> None:
     where = f" (on {entry['worker']})" if entry.get("worker") else ""
     print(f"trial {entry['trial']}     {text}{' (done before)' if entry.get('reused') else ''}"
           f"{where}", flush=True)
-    if entry["ok"] and late_text(entry):
-        print(f"            {late_text(entry)} with --force; a timely trial ranks before "
-              "it", flush=True)
+    late = late_text(entry) if entry["ok"] else ""
+    if late:
+        print(f"            {late} with --force; a timely trial ranks before it", flush=True)
 
 
 def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet,
@@ -316,8 +316,9 @@ def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, roo
         result.update({k: best.get(k) for k in SUMMARY_KEYS})
         result["run_dir"] = str(root / best["run"])
         print(f"best        trial {best['trial']} of {len(record['trials'])}: {_line(best)}")
-        if late_text(best):
-            print(f"            no trial was timely: {late_text(best)} with --force")
+        late = late_text(best)
+        if late:
+            print(f"            no trial was timely: {late} with --force")
         if best.get("window_capped"):
             print("            (the window asked for was above 10,000 datagrams and was capped)")
         print(f"leaderboard {display(page)}: rank {rank} of {entries} on {record['trace']}")

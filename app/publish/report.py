@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport
 from analysis.claims.report import write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
-from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
+from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -86,8 +86,8 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         if m.get("cc_requested"):
             providers.setdefault(m["cc_requested"], Counter())[str(m.get("cc_provider"))] += 1
             ceilings[receive_ceiling(r.meta)] += 1
-        late += m.get("lateness_ok") is False
-        if m.get("lateness_ok") is False:
+        late += emulator_late(m)
+        if emulator_late(m):
             missing = cpus_were_missing(m.get("emulator_worst_stall_us"),
                                         m.get("cpu_held_during_it_us"))
             late_no_probe += missing is None
@@ -156,7 +156,7 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
     judged = records if problem else cov.records()
     in_plan = {r.path for r in judged}
     runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
-             "late": r.metrics.get("lateness_ok") is False, "scheme": r.spec.scheme,
+             "late": emulator_late(r.metrics), "scheme": r.spec.scheme,
              "hosts_late": hosts_late(r.metrics), "in_plan": r.path in in_plan,
              "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
     section.update(

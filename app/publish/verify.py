@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence, TextIO
 
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
-from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
+from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -288,7 +288,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
         if spec is not None and meta is not None and derived is not None:
             records.append(RunRecord(spec, derived, meta, run_dir))
             run.scheme = spec.scheme
-            run.late = derived.get("lateness_ok") is False
+            run.late = emulator_late(derived)
             run.hosts_late = hosts_late(derived)
             run.host_p99_us = worst_host_p99_us(derived)
             run.other_impl = _other_impl(dict(spec.params), derived)

@@ -36,7 +36,7 @@ from analysis.omniscient import OmniscientResult, omniscient
 from experiments.contest.published_sources import FOLDER, is_published, publish
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
-from analysis.fidelity import MAX_LATENESS_P99_US, worst_lateness_p99_us
+from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
 from core.results import ExperimentStore, read_json
 
 log = logging.getLogger(__name__)
@@ -121,11 +121,6 @@ def _views(root: Path, record: RunRecord, title: str) -> dict[str, str]:
             log.warning("no views for %s: %s", record.path.name, e)
             return {}
     return {stem: os.path.relpath(out / f"{stem}.png", root) for stem in VIEW_STEMS}
-
-
-def emulator_late(metrics: Mapping[str, Any]) -> bool:
-    """Whether a trial's emulator missed its timing (unknown is not late)."""
-    return metrics.get("lateness_ok") is False
 
 
 def best_trial(trials: Sequence[T], metrics: Callable[[T], Mapping[str, Any]]) -> T | None:
