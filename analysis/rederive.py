@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.recompute import VERSION_KEY, KindOf, derive
-from core.code_version import analysis_version
-from core.results import DONE, read_json
-from core.runspec import RunSpec
+from core.results import DONE
 
 
 MATCH = "match"  # every stored number given back
@@ -30,33 +27,6 @@ UNREADABLE = "unreadable"  # the artifacts cannot be re-derived
 
 class ArtifactsUnreadable(RuntimeError):
     """A run folder lacks what re-deriving its metrics needs (the message names it)."""
-
-
-def rederive(run_dir: Path,
-             kind_of: KindOf) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:
-    """(spec, meta, metrics re-derived from the raw artifacts) of one finished run."""
-    try:
-        spec = RunSpec.from_dict(read_json(run_dir / "spec.json"))
-        meta = read_json(run_dir / "meta.json")
-    except (OSError, ValueError, TypeError) as e:
-        raise ArtifactsUnreadable(f"{run_dir.name}: spec.json/meta.json unreadable: {e}") from e
-    stats = run_dir / "link-stats.json"
-    if stats.is_file():  # the emulator's own record, rather than meta.json's copy of it
-        try:
-            meta = dict(meta, link=read_json(stats))
-        except (OSError, ValueError) as e:
-            raise ArtifactsUnreadable(f"{run_dir.name}: link-stats.json unreadable: {e}") from e
-    try:
-        kind = kind_of(spec)
-    except ValueError as e:
-        raise ArtifactsUnreadable(f"{run_dir.name}: {e}") from e
-    missing = kind.missing_artifacts(run_dir)
-    if missing:
-        raise ArtifactsUnreadable(f"{run_dir.name}: {missing}")
-    try:
-        return spec, meta, derive(run_dir, spec, meta, kind)
-    except Exception as e:  # any parse error: the artifacts do not give the metrics
-        raise ArtifactsUnreadable(f"{run_dir.name}: {type(e).__name__}: {e}") from e
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -110,12 +80,12 @@ def _short(value: Any) -> str:
 
 
 def compare(run_dir: Path, stored: Mapping[str, Any], derived: Mapping[str, Any],
-            current_version: str | None = None) -> MetricsCheck:
-    """Classify the differences between stored and re-derived metrics."""
-    current_version = current_version or analysis_version()
-    stored_version = stored.get(VERSION_KEY)
-    keys_stored = {k for k in stored if k != VERSION_KEY}
-    keys_derived = {k for k in derived if k != VERSION_KEY}
+            version_key: str, current_version: str) -> MetricsCheck:
+    """Classify the differences between stored and re-derived metrics (`version_key`: where
+    metrics.json stamps the version of the analysis that made it)."""
+    stored_version = stored.get(version_key)
+    keys_stored = {k for k in stored if k != version_key}
+    keys_derived = {k for k in derived if k != version_key}
     differing = tuple(sorted(k for k in keys_stored & keys_derived
                              if not same_value(stored[k], derived[k])))
     missing = tuple(sorted(keys_stored - keys_derived))
@@ -147,18 +117,3 @@ def _newer_than_done(run_dir: Path) -> bool:
         return (run_dir / "metrics.json").stat().st_mtime > (run_dir / DONE).stat().st_mtime
     except OSError:
         return False
-
-
-def check_run(run_dir: Path, kind_of: KindOf) -> tuple[
-        MetricsCheck, RunSpec | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(the check, spec, meta, re-derived metrics) of one finished run folder."""
-    try:
-        spec, meta, derived = rederive(run_dir, kind_of)
-    except ArtifactsUnreadable as e:
-        return MetricsCheck(UNREADABLE, detail=str(e)), None, None, None
-    try:
-        stored = read_json(run_dir / "metrics.json")
-    except (OSError, ValueError) as e:
-        return (MetricsCheck(UNREADABLE, detail=f"{run_dir.name}: metrics.json unreadable: {e}"),
-                spec, meta, derived)
-    return compare(run_dir, stored, derived), spec, meta, derived

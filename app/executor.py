@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from analysis.recompute import stamped_metrics
 from analysis.tcp_window_check import check_tcp_windows
-from core.code_version import analysis_version
+from core.code_identity import run_code
 from core.cpu_probe import CpuProbe, CpuProbeFailed
 from core.cpu_steal import StealMeter
 from core.environment import environment
+from core.errors import RunInvalid
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, write_json
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from runkinds.registry import kind_of, measure_network
+from runkinds.metrics import stamped_metrics
+from runkinds.registry import analysis_version_of, kind_of, measure_network
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,10 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
     if measure is None:
         measure = measure_network
     tmp = store.new_temp_dir(spec)
+    # The code the run executes, file by file: what its id hashes, and what `--dry-run`
+    # names when a later edit makes it a new run.
     meta: dict[str, Any] = {"spec": spec.to_dict(), "run_id": spec.run_id(),
+                            "code": run_code(spec).to_dict(),
                             "environment": environment(), "started": time.time()}
     try:
         steal = StealMeter()
@@ -68,11 +72,7 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
                 meta["cpu_probe_error"] = str(e)
         meta["cpu_steal_pct"] = steal.percent()
         metrics, reason = _metrics(tmp, spec, meta)
-        if metrics is not None:
-            # A TCP flow whose kernel window was absurd ran no congestion control: the run is
-            # invalid, read from the verdict its metrics already carry (the probe traces are
-            # parsed once), as a switched-path run's is (runkinds/switched_path.py).
-            check_tcp_windows(metrics)
+        judge(spec, metrics, meta, reason)
         meta["wall_time_s"] = time.time() - meta["started"]
         write_json(tmp / "meta.json", meta)
         return RunOutcome(spec, True, store.commit(tmp, spec), reason=reason, metrics=metrics)
@@ -90,12 +90,31 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
         return RunOutcome(spec, False, dest, reason=reason)
 
 
+def judge(spec: RunSpec, metrics: dict[str, Any] | None, meta: dict[str, Any],
+          why_no_metrics: str = "") -> None:
+    """RunInvalid when a run that finished measured something else than its spec asks, read
+    from the verdicts its metrics carry (the artifacts are parsed once): its kind's own (a
+    switched-path run whose drops were not the plan), then a TCP flow whose kernel window
+    was absurd and so ran no congestion control. A kind judged by its metrics fails a run
+    whose metrics could not be derived."""
+    kind = kind_of(spec)
+    if metrics is None:
+        if kind.judged_by_metrics:
+            raise RunInvalid("its metrics, which say whether it measured what it should, "
+                             f"could not be derived: {why_no_metrics}")
+        return
+    why = kind.invalid(metrics, meta)
+    if why:
+        raise RunInvalid(why)
+    check_tcp_windows(metrics)
+
+
 def _metrics(run_dir: Path, spec: RunSpec,
              meta: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """(metrics, "") written to metrics.json; or (None, why) when the analysis raised, with
     the error in meta: the measurement is kept, and `./repro report` computes them again."""
     try:
-        metrics = stamped_metrics(run_dir, spec, meta, kind_of)
+        metrics = stamped_metrics(run_dir, spec, meta)
         write_json(run_dir / "metrics.json", metrics)
         return metrics, ""
     except Exception as e:
@@ -103,5 +122,5 @@ def _metrics(run_dir: Path, spec: RunSpec,
         log.error("run %s: its metrics failed (kept, `./repro report` retries): %s",
                   spec.label(), error)
         meta["analysis_error"] = {"error": error, "details": traceback.format_exc(),
-                                  "analysis_version": analysis_version()}
+                                  "analysis_version": analysis_version_of(spec)}
         return None, f"measured, but its metrics failed ({error}); `./repro report` retries"

@@ -22,7 +22,7 @@ import json
 import time
 from pathlib import Path
 
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.errors import UsageError
 from core.paths import display
 from core.results import write_json
@@ -47,7 +47,7 @@ def write_record(root: Path, exp: Experiment) -> Path:
     path = root / RECORD
     root.mkdir(parents=True, exist_ok=True)
     write_json(path, {"record_format": RECORD_FORMAT, "experiment": exp.name,
-                      "options": exp.resolved_options(), "code_version": code_version(),
+                      "options": exp.resolved_options(), "code_version": measurement_version(),
                       "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return path
 

@@ -12,10 +12,9 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.recompute import is_stale, recompute
+from runkinds.metrics import is_stale, recompute
 from core.results import SPEC, ExperimentStore, read_json
 from core.runspec import RunSpec
-from runkinds.registry import kind_of
 from experiments.base import Experiment
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,7 @@ def recompute_stale(store: ExperimentStore) -> Refreshed:
         if not is_stale(run_dir):
             continue
         try:
-            recompute(run_dir, kind_of)
+            recompute(run_dir)
             result.recomputed += 1
         except Exception as e:  # an old run the analysis cannot read: keep what it has
             log.debug("recomputing %s failed", run_dir, exc_info=True)

@@ -38,7 +38,7 @@ from schemes.grump import GrumpScheme
 from topologies.link_side import LinkSide
 
 if TYPE_CHECKING:  # the network modules need Mininet: imported where a network is built
-    from topologies.trace_path import TracePath
+    from runkinds.trace_path.network import TracePath
 
 CONFORMANCE_TRACE = "Verizon-LTE-short.down"
 ACK_TRACE = "Verizon-LTE-short.up"
@@ -57,14 +57,15 @@ OPPORTUNITY_BYTES = 1504
 
 def _path(paths: ProjectPaths, out: Path, data: LinkSide, ack: LinkSide, queue: str,
           active: ActiveRun) -> TracePath:
-    from topologies.trace_path import TracePath
+    from runkinds.trace_path.network import TracePath
     return TracePath(data=data, ack=ack, emulator=paths.native_binary("link", "netrepro-link"),
                      log_dir=out, delay_ms=0 if data.rate_mbps else 20, queue=queue, once=False,
                      active=active)
 
 
 def conformance(paths: ProjectPaths, traces: TraceSet, out: Path, seconds: float) -> dict[str, Any]:
-    from topologies.trace_path import RECEIVER_IP, new_prefix
+    from runkinds.trace_path.network import RECEIVER_IP
+    from topologies.guarded_network import new_prefix
     data_trace = traces.resolve(CONFORMANCE_TRACE)
     ack_trace = traces.resolve(ACK_TRACE)
     out.mkdir(parents=True, exist_ok=True)
@@ -112,7 +113,8 @@ def _opportunities_between(trace: np.ndarray, period: int, start: float, end: fl
 
 
 def fixed_rate(paths: ProjectPaths, out: Path, rate: float, seconds: float) -> dict[str, Any]:
-    from topologies.trace_path import RECEIVER_IP, new_prefix
+    from runkinds.trace_path.network import RECEIVER_IP
+    from topologies.guarded_network import new_prefix
     out.mkdir(parents=True, exist_ok=True)
     active = ActiveRun(paths.state_dir / "active", new_prefix())
     with ExitStack() as stack:

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.code_version import code_version
 from core.paths import REPO_ROOT
 
 _PACKAGES = ("mininet", "iperf3", "openvswitch-switch", "python3-numpy", "python3-matplotlib",
@@ -40,7 +39,6 @@ def environment() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "cpus": os.cpu_count() or 1,
         "packages": versions,
-        "code_version": code_version(),
         "git_commit": _run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"]) or None,
         "git_dirty": bool(_run(["git", "-C", str(REPO_ROOT), "status", "--porcelain"])),
     }

@@ -12,9 +12,15 @@ none). A kind answers, for a RunSpec, everything the rest of the suite asks of i
   usually, Mininet; imported only when a run is made);
 - `metrics`: the run's metrics from its artifacts alone;
 - `missing_artifacts`: what a finished run's folder lacks for its metrics to be derived
-  again (`./repro verify`).
+  again (`./repro verify`);
+- `worker_offers`: what this machine offers the kind's runs on a cluster (a switch that
+  runs, say), as worker resources;
+- `doctor_checks`: what `./repro doctor` checks for the kind's runs.
 
-The kinds are implemented in runkinds/ and listed in runkinds/registry.py, the only
+Each kind is a package, runkinds/<kind>/, and names the two modules a run executes:
+`measure_module` (its measurement: whatever it imports, the run's id hashes,
+core/code_identity.py) and `metrics_module` (its metrics: whatever that imports, the
+version stamped into metrics.json). runkinds/registry.py lists the kinds and is the only
 place that reads the option; docs/adding-a-paper.md says when a paper needs a new one.
 """
 from __future__ import annotations
@@ -23,6 +29,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
+from core.checks import Check
+from core.code_identity import EVERY_RUN_NATIVE, CodeRoots
 from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
@@ -37,6 +45,8 @@ class UnknownRunKind(UsageError):
 
 class RunKind(ABC):
     name: str  # the value of the run's `topology` option
+    measure_module: str  # e.g. "runkinds.trace_path.measure": the code a run executes
+    metrics_module: str  # e.g. "runkinds.trace_path.metrics": the code its metrics come from
 
     @abstractmethod
     def check(self, spec: RunSpec, traces: TraceSet) -> None:
@@ -62,6 +72,11 @@ class RunKind(ABC):
     def metrics(self, run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> dict[str, Any]:
         """The run's metrics from its artifacts."""
 
+    def code_roots(self, spec: RunSpec | None) -> CodeRoots:
+        """Where the code a run of this kind executes starts (core/code_identity.py hashes
+        it into the run's id); with no spec, every run of the kind (every scheme it runs)."""
+        return CodeRoots((self.measure_module,), native=EVERY_RUN_NATIVE)
+
     def slots(self, spec: RunSpec) -> int:
         """How many of the pool's slots the run takes while it runs (app/runner.py). A run
         that would move its own measurement, or the others', if it shared the CPUs with a
@@ -72,3 +87,22 @@ class RunKind(ABC):
     def missing_artifacts(self, run_dir: Path) -> str | None:
         """What the folder lacks to derive the metrics again, or None."""
         return None
+
+    # True: whether a run measured what it should is read from its metrics (`invalid`), so a
+    # run whose metrics cannot be derived is no measurement either, and fails.
+    judged_by_metrics: bool = False
+
+    def invalid(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str | None:
+        """Why a run that finished measured something else than its spec asks (its metrics
+        say so), or None; the executor fails such a run with this reason."""
+        return None
+
+    def worker_offers(self, paths: ProjectPaths) -> list[str]:
+        """The worker resources this machine offers the kind's runs (core/worker_resources.py)
+        beyond a slot, traces and congestion controls."""
+        return []
+
+    def doctor_checks(self, paths: ProjectPaths) -> list[Check]:
+        """What `./repro doctor` checks for this kind's runs (nothing beyond the machine's
+        common checks here)."""
+        return []

@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from core.code_version import code_version
+from core.code_identity import run_code
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,14 @@ class RunSpec:
         return cls(**values)
 
     def run_id(self) -> str:
-        """Hash of what is measured and of the code that measures it.
+        """Hash of what is measured and of the code that measures it: the code this run
+        executes, found from its imports (core/code_identity.py), and no other.
 
         The experiment that asked for the run is left out: two experiments asking for the
         same run get the same id, so the run can be done once and shared.
         """
         measured = {k: v for k, v in self.to_dict().items() if k != "experiment"}
-        blob = json.dumps({"spec": measured, "code": code_version()}, sort_keys=True)
+        blob = json.dumps({"spec": measured, "code": run_code(self).version}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
     def label(self) -> str:

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 RUNS = "runs"  # the resource every run takes one of
-CODE = "code:"  # + the code version (core/code_version.py)
+CODE = "code:"  # + the measurement code's version (runkinds/registry.py)
 TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
 CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
 CONTEST_BUILD = "contest-build"  # the worker builds contest submissions

@@ -31,6 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# The native programs this module starts (the recoveries' eBPF objects it names): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("bpf",)
+
 STRUCT_NAME = "tcp_congestion_ops"
 MEMBER_NAME = "cong_control"
 # libbpf registers a struct_ops map through this kernel type; no such type, no struct_ops.

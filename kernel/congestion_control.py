@@ -51,6 +51,10 @@ from kernel.cong_control_shape import (STRUCT_OPS_VALUE, BtfShapeError, CongCont
 
 log = logging.getLogger(__name__)
 
+# The native programs this module starts (the eBPF congestion controls it registers):
+# hashed into the id of every run that imports it (core/code_identity.py).
+NATIVE = ("bpf",)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EBPF_VARIANTS = ("vegas", "bic", "hybla", "dctcp")
 # Fast-recovery variants: one source (recovery.bpf.c), one object per recovery and base CC;

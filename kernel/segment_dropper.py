@@ -31,6 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+# The native programs this module starts (its tc program): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("bpf",)
+
 MAX_DROPS = 32
 # struct segment_dropper: dport, n_drops, drops[32], started, isn, high_end, originals,
 # retransmissions, dropped, dropped_seq[32] (all u32, host order).

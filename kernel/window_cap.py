@@ -32,6 +32,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+# The native programs this module starts (its tc program): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("bpf",)
+
 # struct window_cap: sport, cap, segments, capped, largest, failed (u32, host order).
 _LAYOUT = struct.Struct("=IIIIII")
 MAX_CAP = 0xFFFF  # the unscaled window field

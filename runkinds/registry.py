@@ -1,16 +1,23 @@
-"""Every run kind, by the name a run's `topology` option gives: the only place it is read."""
+"""Every run kind, by the name a run's `topology` option gives: the only place it is read.
+
+It also says which code each run executes (core/code_identity.py: what its id hashes), and
+installs that when imported, so any run id asked for afterwards hashes the right code.
+"""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
+from core import code_identity
+from core.code_identity import CodeIdentity, CodeRoots
 from core.paths import ProjectPaths
 from core.run_kind import TOPOLOGY_OPTION, RunKind, UnknownRunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
-from runkinds.shared_bottleneck import SharedBottleneckKind
-from runkinds.switched_path import SwitchedPathKind
-from runkinds.trace_path import TracePathKind
+from runkinds.shared_bottleneck.kind import SharedBottleneckKind
+from runkinds.switched_path.kind import SwitchedPathKind
+from runkinds.trace_path.kind import TracePathKind
 
 TRACE_PATH = TracePathKind()
 SWITCHED_PATH = SwitchedPathKind()
@@ -35,3 +42,45 @@ def measure_network(spec: RunSpec, out: Path, paths: ProjectPaths, traces: Trace
     kind = kind_of(spec)
     meta["topology_kind"] = kind.name
     kind.measure(spec, out, paths, traces, meta)
+
+
+# ------------------------------------------------------------------ the code a run executes
+
+def code_roots(spec: RunSpec) -> CodeRoots:
+    """Where the code of `spec`'s run starts: its kind says (its measurement, its scheme)."""
+    return kind_of(spec).code_roots(spec)
+
+
+def metrics_roots(kind: RunKind) -> CodeRoots:
+    """Where the code of a kind's metrics starts: its metrics module, and what every run's
+    metrics get beside (runkinds/metrics.py)."""
+    return CodeRoots((kind.metrics_module, "runkinds.metrics"),
+                     stop_at=("runkinds.registry",))
+
+
+def analysis_version_of(spec: RunSpec) -> str:
+    """The version of the code that derives `spec`'s metrics, stamped into metrics.json."""
+    return code_identity.identity(metrics_roots(kind_of(spec))).version
+
+
+@functools.lru_cache(maxsize=1)
+def measurement_version() -> str:
+    """Every kind's measurement code at once: what a cluster worker must share with its
+    client (a run's own version, a part of it, is checked again when it arrives)."""
+    return _union(code_identity.identity(kind.code_roots(None)) for kind in KINDS.values())
+
+
+@functools.lru_cache(maxsize=1)
+def analysis_version() -> str:
+    """Every kind's metrics code at once, for the record of a whole pass (verify, pack)."""
+    return _union(code_identity.identity(metrics_roots(kind)) for kind in KINDS.values())
+
+
+def _union(identities: Any) -> str:
+    files: dict[str, str] = {}
+    for ident in identities:
+        files.update(ident.files)
+    return CodeIdentity(files).version
+
+
+code_identity.install(code_roots)

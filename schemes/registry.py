@@ -20,7 +20,7 @@ from schemes.table import SchemeEntry, SchemeParameterError
 
 __all__ = ["SchemeParameterError", "UnknownScheme", "TCP_VARIANTS", "all_entries",
            "scheme_entry", "known_schemes", "accepted_params", "check_params", "make_scheme",
-           "shared_params"]
+           "shared_params", "scheme_needs", "scheme_module", "SCHEME_REGISTRY"]
 
 FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, tcp_aqm.TABLE, grump.TABLE,
                                                  sprout.TABLE, submission.TABLE)
@@ -66,6 +66,22 @@ def check_params(spec: RunSpec) -> None:
     """Refuse parameters the scheme would ignore (they would also change the run's id),
     values out of their declared range, and missing required ones."""
     scheme_entry(spec.scheme).check(dict(spec.params))
+
+
+# This module's name: it imports every family, so what it imports is not a run's code (a
+# run's own family is: `scheme_module`).
+SCHEME_REGISTRY = __name__
+
+
+def scheme_module(name: str) -> str:
+    """The module of the family that builds scheme `name` (the code its runs execute)."""
+    return scheme_entry(name).build.__module__
+
+
+def scheme_needs(spec: RunSpec) -> dict[str, float]:
+    """What a run of the spec's scheme needs of a cluster worker (its entry's `needs`)."""
+    entry = scheme_entry(spec.scheme)
+    return dict(entry.needs(spec)) if entry.needs is not None else {}
 
 
 def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:

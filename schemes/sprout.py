@@ -18,6 +18,10 @@ from schemes.native_pair import NativePairScheme
 from core.settings import Setting
 from schemes.table import SchemeEntry
 
+# The native programs this module starts (Sprout's endpoints): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("sprout",)
+
 if TYPE_CHECKING:
     from core.runspec import RunSpec
 

@@ -45,6 +45,9 @@ class SchemeEntry:
     # A check across parameters (given values merged over the defaults), raising
     # SchemeParameterError; e.g. the delay trigger's low threshold below its high one.
     check_values: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
+    # What a run of it needs of a cluster worker beyond a slot (core/worker_resources.py):
+    # resource name -> amount; None: nothing.
+    needs: Callable[["RunSpec"], dict[str, float]] | None = field(default=None, repr=False)
 
     @property
     def display_name(self) -> str:

@@ -24,6 +24,7 @@ from core.endpoints import Endpoints
 from core.errors import RunInvalid
 from core.run_span import both_directions
 from core.settings import Setting
+from core.worker_resources import CC
 from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from kernel.dctcp import DctcpRun, is_dctcp
 from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
@@ -400,6 +401,15 @@ def _recovery_request(spec: "RunSpec") -> RecoveryRequest | None:
         raise SchemeParameterError(str(e)) from e
 
 
+def _needs(spec: "RunSpec") -> dict[str, float]:
+    """A worker that can provide the variant (by the provider the run asks for, if any)."""
+    needs = {CC + spec.scheme: 1.0}
+    impl = spec.param("cc_impl")
+    if impl in ("kernel", "ebpf"):
+        needs[f"{CC}{spec.scheme}:{impl}"] = 1.0
+    return needs
+
+
 CC_IMPL = Setting("cc_impl", str, "which provider must serve the congestion control "
                   "(auto: the kernel's, else a module, else our eBPF)",
                   choices=("auto", "kernel", "ebpf"), default="auto")
@@ -414,6 +424,6 @@ _VARIANTS = (("cubic", "Cubic", "tab:blue", "o"), ("reno", "Reno", "tab:purple",
 TABLE: tuple[SchemeEntry, ...] = tuple(
     SchemeEntry(name, "tcp", f"Linux TCP {name} via iperf3 -C (kernel, module or eBPF)", _build,
                 params=(CC_IMPL, RECOVERY) if name in RECOVERY_BASES else (CC_IMPL,),
-                label=label, colour=colour, marker=marker)
+                label=label, colour=colour, marker=marker, needs=_needs)
     for name, label, colour, marker in _VARIANTS)
 TCP_VARIANTS = tuple(e.name for e in TABLE)

@@ -25,6 +25,10 @@ from kernel.tcp_probe_recorder import TcpProbeSetup
 
 log = logging.getLogger(__name__)
 
+# The native programs this module starts (the emulator, for its AQM): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("link",)
+
 
 @dataclass(frozen=True)
 class AqmScheme:

@@ -47,6 +47,10 @@ from topologies.network_start import GuardedNode, NetworkStartError, entering_hi
 
 log = logging.getLogger(__name__)
 
+# The native programs this module starts (the emulator): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("link",)
+
 READY_TIMEOUT_S = 10.0
 # The emulator's timing loop runs under SCHED_FIFO when the link is slow enough that it needs
 # little CPU (cellular traces need a few percent of one core): the set-up and teardown of runs

@@ -36,7 +36,7 @@ from app.cluster.submission import ShippedSubmission
 from app.cluster.worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
 from app.cluster.archive import ArchiveError, Committer
 from core.settings import SettingError
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.errors import Unavailable
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
@@ -86,7 +86,7 @@ def requirements(spec: RunSpec, traces: TraceSet) -> tuple[dict[str, float], dic
     from runkinds.registry import kind_of
     kind = kind_of(spec)
     needs, files = kind.worker_needs(spec, traces)
-    return {RUNS: max(1, kind.slots(spec)), CODE + code_version(): 1, **needs}, files
+    return {RUNS: max(1, kind.slots(spec)), CODE + measurement_version(): 1, **needs}, files
 
 
 def within_workers(needs: Mapping[str, float],
@@ -203,7 +203,7 @@ class ClusterBackend:
         why = unservable(needs, workers)
         if why:
             return RemoteOutcome(False, why)
-        task = RemoteTask(experiment, spec.to_dict(), code_version(), self.session, files,
+        task = RemoteTask(experiment, spec.to_dict(), spec.run_id(), self.session, files,
                           submission)
         key = f"netrepro-run-{spec.run_id()}"
         from app.cluster.worker import execute_remote

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 from core.results import read_json, write_json
@@ -112,7 +112,7 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
         return failed(f"refused on worker {host}: {e}", built="refused")
     binary = binary_path(paths, digest)
     record_path = binary.parent / BUILD_RECORD
-    version = code_version()
+    version = measurement_version()
     facts.update(api_generation=api, binary=str(binary), code_version=version)
     # One build of a digest at a time on this machine (worker processes and threads).
     with exclusive_lock(builds_dir(paths) / f".{digest}.lock"):

@@ -45,13 +45,13 @@ from typing import Any
 
 from app.cluster.submission import ShippedSubmission, build_on_worker, cannot_build
 from app.cluster.archive import RunArchive, pack
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
 from core.processes import pid_alive
 from core.results import FAILED
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
-from core.worker_resources import (CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS, TRACE,
+from core.worker_resources import (CC, CODE, CONTEST_BUILD, RUNS, TRACE,
                                    file_sha256, trace_resource)
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def contest_build_problem(paths: ProjectPaths) -> str | None:
 def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, float]:
     """This machine's report, as Dask worker resources (each token as many as `runs`, so
     only `runs` limits how many run side by side)."""
-    tokens = [CODE + code_version()]
+    tokens = [CODE + measurement_version()]
     for name in traces.known_traces():
         try:
             traces.resolve(name)  # found and verified by its hash
@@ -89,29 +89,12 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")
     if contest_build_problem(paths) is None:
         tokens.append(CONTEST_BUILD)
-    tokens += openflow_tokens()
+    from runkinds.registry import KINDS
+    for kind in KINDS.values():
+        tokens += kind.worker_offers(paths)
     resources: dict[str, float] = {RUNS: float(jobs)}
     resources.update({t: float(jobs) for t in tokens})
     return resources
-
-
-def openflow_tokens() -> list[str]:
-    """What this machine offers the PRR experiment: a running Open vSwitch, and each
-    OpenFlow controller that can start here (the run names the one it was planned with)."""
-    from controllers import pox_install
-    from controllers.launcher import osken_available
-    from topologies.prr_path import OvsUnavailable, check_ovs
-    tokens = []
-    try:
-        check_ovs()
-        tokens.append(OPENFLOW)
-    except OvsUnavailable as e:
-        log.info("no PRR runs here: %s", e)
-    if pox_install.installed() is not None:
-        tokens.append(CONTROLLER + "pox")
-    if osken_available() is None:
-        tokens.append(CONTROLLER + "os-ken")
-    return tokens
 
 
 def worker_facts() -> dict[str, Any]:
@@ -132,7 +115,7 @@ def worker_facts() -> dict[str, Any]:
 class RemoteTask:
     experiment: str
     spec: dict[str, Any]
-    code_version: str
+    run_id: str  # the client's: the same spec and the same code give the same id here
     session: str
     # Traces not in the manifest (a path, or a name found in a trace directory) -> the
     # sha256 of the content the client has; the worker resolves each and compares.
@@ -174,9 +157,11 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
     started = time.time()
     facts = worker_facts()
     paths = ProjectPaths()
-    if task.code_version != code_version():
-        return RemoteResult(False, f"the worker's code version is {code_version()}, the run "
-                            f"needs {task.code_version}: not run", False, None, facts)
+    mine = RunSpec.from_dict(task.spec).run_id()
+    if task.run_id != mine:
+        return RemoteResult(False, f"the run's code on this worker gives run {mine}, the "
+                            f"client's gives {task.run_id} (another version of the code it "
+                            "executes): not run", False, None, facts)
     if task.trace_files:  # looked up as the run process will (NETREPRO_TRACES first)
         try:
             traces = TraceSet.for_project(paths.root)
@@ -368,15 +353,14 @@ def serve_worker(scheduler: str, paths: ProjectPaths, traces: TraceSet, jobs: in
     resources = capabilities(paths, traces, jobs)
     trace_count = sum(k.startswith(TRACE) for k in resources)
     ccs = sorted(k[len(CC):] for k in resources if k.startswith(CC) and ":" not in k[len(CC):])
-    contest = ("yes, each in a box of its own" if CONTEST_BUILD in resources
-               else f"no ({contest_build_problem(paths)})")
-    controllers = sorted(k[len(CONTROLLER):] for k in resources if k.startswith(CONTROLLER))
-    prr = (f"yes (controllers {', '.join(controllers) or 'none'})" if OPENFLOW in resources
-           else "no (Open vSwitch is not installed or not running: ./repro doctor)")
+    # What the run kinds and scheme families offer beyond those (a switch, a controller,
+    # boxed builds): `./repro doctor` there says why something is missing.
+    extras = sorted(k for k in resources if not k.startswith((RUNS, CODE, TRACE, CC)))
     print(f"worker: {socket.gethostname()}, {jobs} runs side by side; code version "
-          f"{code_version()}; {trace_count} traces verified; congestion controls "
-          f"{', '.join(ccs) or 'none'}; boxes contest submissions: {contest}; PRR runs: "
-          f"{prr}; joining {scheduler}, listening on {listen}", file=out, flush=True)
+          f"{measurement_version()}; {trace_count} traces verified; congestion controls "
+          f"{', '.join(ccs) or 'none'}; also offers: {', '.join(extras) or 'nothing else'} "
+          f"(./repro doctor says why something is missing); joining {scheduler}, listening "
+          f"on {listen}", file=out, flush=True)
 
     async def serve() -> None:
         async with loopback_nanny()(scheduler, nthreads=jobs, resources=resources,

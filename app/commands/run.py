@@ -28,6 +28,10 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
     run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the plan and stop: how many runs are done, how many would "
+                          "run, and why each would (a new spec, or which files of its code "
+                          "changed); needs no root and changes nothing")
     add_experiment_options(run)
     run.add_argument("--cluster", metavar="ADDRESS", type=cluster_address,
                      help="run on a Dask cluster: tcp://HOST:8786 (or tls://) of a scheduler "
@@ -76,8 +80,10 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     from app.runner import MatrixRunner, print_summary
     from core.results import experiment_store
     from experiments.registry import all_experiments
-    require_root()
     traces = traces_of(args, paths)
+    if args.dry_run:
+        return dry_run(args, paths, traces)
+    require_root()
     # Every choice the machine makes (--controller auto...) decided once, planned from,
     # recorded.
     experiments = [pinned(exp) for exp in chosen_experiments(args, traces)]
@@ -113,6 +119,24 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
         return EXIT_INTERRUPTED
     print(f"wrote {display(write_report(paths, all_experiments(traces)))}")
     return status
+
+
+def dry_run(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
+    """The plan, and why each run that is not done would run; nothing is run or written."""
+    from app.recorded_options import pinned
+    from app.run_reasons import describe, finished_by_spec, plan_reasons
+    from core.results import experiment_store
+    from experiments.registry import experiment_classes
+    experiments = [pinned(exp) for exp in chosen_experiments(args, traces)]
+    stores = [experiment_store(paths.results_dir, cls.name) for cls in experiment_classes()]
+    earlier = finished_by_spec(stores)
+    for exp in experiments:
+        store = experiment_store(paths.results_dir, exp.name)
+        planned = plan_reasons(exp.matrix(quick=args.quick, trials=args.trials), store,
+                               earlier, force=args.force, redo_late=args.redo_late)
+        for line in describe(exp.name, planned):
+            print(line)
+    return EXIT_OK
 
 
 def chosen_experiments(args: argparse.Namespace, traces: TraceSet) -> list[Any]:

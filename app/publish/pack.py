@@ -31,14 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence, TextIO
 
-from core.code_version import analysis_version
 from app.publish.verify import VerifyReport, verify_results
-from core.code_version import code_version
 from core.environment import environment
 from core.paths import ProjectPaths, display
 from core.results import read_json
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
+from runkinds.registry import analysis_version, measurement_version
 from experiments.base import Experiment
 
 log = logging.getLogger(__name__)
@@ -124,7 +123,7 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
     manifest = {
         "bundle_format": BUNDLE_FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "code_version": code_version(), "analysis_version": analysis_version(),
+        "code_version": measurement_version(), "analysis_version": analysis_version(),
         "git_commit": environment().get("git_commit"),
         "git_dirty": environment().get("git_dirty"),
         "environment": environment(),
@@ -308,9 +307,10 @@ def _provenance(manifest: dict[str, Any]) -> list[str]:
     if fmt != BUNDLE_FORMAT:
         lines.append(f"  bundle format {fmt}, this checkout reads {BUNDLE_FORMAT}: checking "
                      "what the manifest allows")
-    if manifest.get("code_version") != code_version():
+    if manifest.get("code_version") != measurement_version():
         lines.append(f"  OLDER OR OTHER CODE: the runs were measured by code "
-                     f"{manifest.get('code_version', '?')}, this checkout is {code_version()}; "
+                     f"{manifest.get('code_version', '?')}, this checkout is "
+                     f"{measurement_version()}; "
                      "hashes, metrics and claims are checked with this checkout's analysis, "
                      "runs no longer in this checkout's matrix are left out of the claims (to "
                      f"check with the same code: git checkout "

@@ -81,7 +81,8 @@ def _environment(records: list[Any]) -> dict[str, Any]:
     for r in records:
         env = r.meta.get("environment") or {}
         envs[(env.get("kernel", "?"), env.get("distribution", "?"),
-              env.get("code_version", "?"), str(env.get("git_commit") or "?")[:12])] += 1
+              str((r.meta.get("code") or {}).get("version") or env.get("code_version", "?")),
+              str(env.get("git_commit") or "?")[:12])] += 1
         m = r.metrics
         if m.get("cc_requested"):
             providers.setdefault(m["cc_requested"], Counter())[str(m.get("cc_provider"))] += 1

@@ -20,14 +20,14 @@ from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
-from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck, check_run
+from analysis.rederive import DIFFERS, MATCH, RECOMPUTED, UNREADABLE, MetricsCheck
 from analysis.coverage import short_reason
 from analysis.summary import INVALID, RunRecord, failed_records, failed_runs
-from core.code_version import analysis_version
 from core.processes import pid_alive
 from core.results import DONE, ExperimentStore, experiment_store, read_json
 from core.traces import TraceSet
-from runkinds.registry import kind_of
+from runkinds.metrics import check_run
+from runkinds.registry import analysis_version
 from experiments.base import Experiment
 from app.recorded_options import RecordError, as_recorded
 from kernel.congestion_control import EBPF_PREFIX
@@ -283,7 +283,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.half_written = half_written(store)
     records: list[RunRecord] = []
     for run_dir in store.done_runs():
-        check, spec, meta, derived = check_run(run_dir, kind_of)
+        check, spec, meta, derived = check_run(run_dir)
         run = RunVerdict(run_dir.name, check)
         if spec is not None and meta is not None and derived is not None:
             records.append(RunRecord(spec, derived, meta, run_dir))

@@ -28,7 +28,7 @@ from matplotlib.ticker import MaxNLocator
 from analysis.coverage import Coverage
 from analysis.plotting import new_figure, new_grid, save
 from analysis.scheme_labels import display_name, scheme_label, scheme_style
-from analysis.shared_bottleneck import alpha_timeline, load_window, queue_samples
+from runkinds.shared_bottleneck.metrics import alpha_timeline, load_window, queue_samples
 from analysis.summary import RunRecord
 from experiments.dctcp import model, paper
 from experiments.dctcp.claims import COMPARE, FLOWS, K_SWEEP

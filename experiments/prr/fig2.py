@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from analysis.coverage import Coverage
 from experiments.prr.plot import plot_recoveries
-from analysis.prr_run import load_prr_run, prr_run_metrics
+from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
@@ -180,7 +180,7 @@ class PrrFig2(Experiment):
             for recovery in sorted(first, key=_order):
                 r = first[recovery]
                 try:
-                    run = load_prr_run(r.path, r.meta)
+                    run = load_transfer_run(r.path, r.meta)
                 except Exception as e:  # a run's artifacts unreadable: say so, draw the rest
                     log.warning("%s: cannot draw: %s", r.path.name, e)
                     continue
@@ -219,7 +219,7 @@ def _metrics(record: Any) -> dict[str, Any]:
     """The run's metrics derived again from its artifacts (so a fix in the analysis reaches
     finished runs); the stored metrics.json when the artifacts cannot be read."""
     try:
-        return prr_run_metrics(load_prr_run(record.path, record.meta), record.meta)
+        return transfer_metrics(load_transfer_run(record.path, record.meta), record.meta)
     except Exception as e:  # noqa: BLE001 - any unreadable artifact: say so, keep the row
         log.warning("%s: metrics from metrics.json (artifacts unreadable: %s)",
                     record.path.name, e)

@@ -152,15 +152,15 @@ class PrrHeavyLoss(Experiment):
     # ------------------------------------------------------------------ figures
 
     def make_figures(self, store: ExperimentStore, out_dir: Path) -> list[Path]:
-        from analysis.prr_run import load_prr_run, prr_run_metrics
+        from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
         runs: list[tuple[Variant, str, Any, dict[str, Any], Any]] = []
         for record in self.coverage(store).records():  # the runs of the matrix on record
             variant = variant_of(record.spec)
             if variant is None:
                 continue
             try:
-                run = load_prr_run(record.path, record.meta)
-                metrics = prr_run_metrics(run, record.meta)
+                run = load_transfer_run(record.path, record.meta)
+                metrics = transfer_metrics(run, record.meta)
             except Exception as e:  # noqa: BLE001 - an unreadable run: say so, use the rest
                 log.warning("%s: left out: %s", record.path.name, e)
                 continue

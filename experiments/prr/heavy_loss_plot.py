@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from analysis.plotting import new_grid, save
-from analysis.prr_run import PrrRun
+from runkinds.switched_path.transfer_run import TransferRun
 from experiments.prr.transfer_model import TransferResult
 
 RECOVERY_TITLES = {"rate-halving": "rate halving (Linux <= 3.1, eBPF)",
@@ -29,7 +29,7 @@ ROWS = (("default", "this kernel's receiver (its window grows)"),
 COLORS = {"rate-halving": "tab:red", "prr-kernel": "tab:blue"}
 
 
-def kernel_cwnd(run: PrrRun) -> tuple[np.ndarray, np.ndarray]:
+def kernel_cwnd(run: TransferRun) -> tuple[np.ndarray, np.ndarray]:
     """(ms from the first data segment, cwnd after each ACK) from tcp_probe."""
     times = run.probe_times()
     if run.probe is None or times.size < 2 or not run.sender.data:
@@ -44,7 +44,7 @@ def model_cwnd(result: TransferResult, iw: int = 10) -> tuple[list[float], list[
     return [0.0] + [e.time_ms for e in result.events], [iw] + [e.cwnd for e in result.events]
 
 
-def plot_model_vs_measured(runs: dict[tuple[str, str], list[PrrRun]],
+def plot_model_vs_measured(runs: dict[tuple[str, str], list[TransferRun]],
                            models: dict[tuple[str, str], dict[str, TransferResult]],
                            out_dir: Path) -> list[Path]:
     recoveries = list(RECOVERY_TITLES)

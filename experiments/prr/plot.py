@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from analysis.plotting import new_grid, save
-from analysis.prr_run import PrrRun
+from runkinds.switched_path.transfer_run import TransferRun
 
 # tcp_probe's ssthresh before the first loss is "infinite" (0x7fffffff); not drawn, nor
 # anything at or above 2^20 segments, which no sender here can reach.
@@ -24,7 +24,7 @@ INFINITE = 0x7FFFFFFF
 SSTHRESH_INFINITE = 1 << 20
 
 
-def plot_recoveries(panels: Sequence[tuple[str, PrrRun]], title: str, out_dir: Path,
+def plot_recoveries(panels: Sequence[tuple[str, TransferRun]], title: str, out_dir: Path,
                     stem: str) -> list[Path]:
     """One column per (label, run); returns the PNG and SVG written."""
     cols = len(panels)
@@ -61,7 +61,7 @@ def plot_recoveries(panels: Sequence[tuple[str, PrrRun]], title: str, out_dir: P
     return save(fig, out_dir, stem, tight=False)
 
 
-def _span(run: PrrRun) -> float:
+def _span(run: TransferRun) -> float:
     """Seconds from the SYN to the last event of the captures or the kernel's recording."""
     times = [d.time_s - run.t0 for d in run.sender.data]
     times += [a.time_s - run.t0 for a in run.sender.acks]
@@ -69,7 +69,7 @@ def _span(run: PrrRun) -> float:
     return max(times) * 1.02 if times else 1.0
 
 
-def _time_sequence(ax, run: PrrRun) -> None:
+def _time_sequence(ax, run: TransferRun) -> None:
     mss = max(run.sender.mss, 1)
     t0 = run.t0
     orig = [d for d in run.sender.data if not d.retransmission]
@@ -97,7 +97,7 @@ def _time_sequence(ax, run: PrrRun) -> None:
         ax.plot([], [], color="tab:olive", linewidth=2, alpha=0.6, label="SACK block")
 
 
-def _cwnd(ax, run: PrrRun) -> float:
+def _cwnd(ax, run: TransferRun) -> float:
     """Draw the windows; return the largest value drawn."""
     top = 1.0
     header = run.sender.header_cwnd()
@@ -130,7 +130,7 @@ def _cwnd(ax, run: PrrRun) -> float:
     return top
 
 
-def _shade(ax, run: PrrRun) -> None:
+def _shade(ax, run: TransferRun) -> None:
     end_default = _span(run)
     for i, e in enumerate(run.episodes):
         end = e.end_s if e.end_s is not None else end_default

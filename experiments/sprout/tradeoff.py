@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 from analysis.coverage import NOT_RUN, Coverage
 from analysis.metrics import MetricsError
-from analysis.run_metrics import REVERSE
+from runkinds.trace_path.metrics import REVERSE
 from analysis.scored_span import DESCRIPTION as SPAN_DESCRIPTION
 from analysis.scored_span import RULES, SHORTER_TRACE
 from analysis.self_inflicted import OmniscientReferences

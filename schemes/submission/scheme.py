@@ -139,6 +139,11 @@ class SubmissionScheme(GrumpScheme):
                 "binary": str(self.sender_bin), "boxed": True}
 
 
+# A cluster worker that builds and runs submissions in boxes offers this (schemes/submission/
+# box_check.py probes it); a submission's run asks for it.
+BUILDS = "contest-build"
+
+
 def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> SubmissionScheme:
     return SubmissionScheme(str(entry.value(spec, "submission")), paths)
 
@@ -147,5 +152,6 @@ TABLE: tuple[SchemeEntry, ...] = (
     SchemeEntry("submission", "submission", "a controller submitted with ./repro contest submit",
                 _build, params=(Setting("submission", str, "the submitted sources' hash",
                                         required=True),),
-                label="submission", colour="black", marker="x", listed=False),
+                label="submission", colour="black", marker="x", listed=False,
+                needs=lambda spec: {BUILDS: 1.0}),
 )

@@ -39,7 +39,7 @@ from kernel.packet_capture import PacketCapture
 from topologies import queue_log as queue_log_files
 from topologies.link_side import link_side
 from topologies.trace_link import TraceLink
-from topologies.trace_path import new_prefix
+from topologies.guarded_network import new_prefix
 
 K, N = 5, 40
 PORT = 5999

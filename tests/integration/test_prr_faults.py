@@ -19,8 +19,8 @@ from controllers.launcher import ControllerError, ControllerUnavailable
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
 from tests.integration.helpers.prr_transfer import transfer
-from topologies.prr_path import OvsUnavailable, PrrPath, PrrPathConfig
-from topologies.trace_path import new_prefix
+from runkinds.switched_path.network import OvsUnavailable, SwitchedPath, SwitchedPathConfig
+from topologies.guarded_network import new_prefix
 
 
 @pytest.fixture
@@ -37,8 +37,8 @@ def bridge_exists(name: str) -> bool:
 def test_pox_asked_for_and_absent_fails_before_anything_is_built(
         tmp_path: Path, active: ActiveRun) -> None:
     bare = ProjectPaths(root=tmp_path / "checkout")
-    cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="pox")
-    path = PrrPath(cfg, log_dir=tmp_path / "run", active=active, paths=bare)
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("light"), controller="pox")
+    path = SwitchedPath(cfg, log_dir=tmp_path / "run", active=active, paths=bare)
     with pytest.raises(ControllerUnavailable, match="POX was asked for but is not installed"):
         path.__enter__()
     assert not bridge_exists(path.bridge) and path.net is None
@@ -48,10 +48,10 @@ def test_ovs_down_names_the_fix(tmp_path: Path, active: ActiveRun,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # ovs-vsctl finds no database here: what it sees when ovsdb-server is not running.
     monkeypatch.setenv("OVS_RUNDIR", str(tmp_path))
-    cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="os-ken")
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("light"), controller="os-ken")
     fix = "Open vSwitch is not running .* start it with ./setup/start-ovs.sh"
     with pytest.raises(OvsUnavailable, match=fix):
-        with PrrPath(cfg, log_dir=tmp_path / "run", active=active):
+        with SwitchedPath(cfg, log_dir=tmp_path / "run", active=active):
             pass
 
 
@@ -63,8 +63,8 @@ def test_a_controller_the_switch_never_connects_to(tmp_path: Path, active: Activ
             "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(600)")
     monkeypatch.setattr(launcher.ControllerProcess, "command",
                         lambda self, port: ["/usr/bin/python3", "-c", mute, str(port)])
-    cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="os-ken", ready_timeout_s=3)
-    path = PrrPath(cfg, log_dir=tmp_path, active=active)
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("light"), controller="os-ken", ready_timeout_s=3)
+    path = SwitchedPath(cfg, log_dir=tmp_path, active=active)
     with pytest.raises(ControllerError, match="the switch never connected to the os-ken "
                                               "controller at tcp:127.0.0.1:[0-9]+ within 3 s"):
         path.__enter__()
@@ -78,8 +78,8 @@ def test_a_controller_that_dies_mid_run_fails_the_transfer(controller: str, tmp_
                                                            active: ActiveRun) -> None:
     if controller == "pox" and launcher.pox_install.installed() is None:
         pytest.fail("POX is not installed: ./setup/install.sh --pox-dir DIR")
-    cfg = PrrPathConfig(plan=DropPlan.parse("base"), controller=controller)
-    with PrrPath(cfg, log_dir=tmp_path, active=active) as path:
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("base"), controller=controller)
+    with SwitchedPath(cfg, log_dir=tmp_path, active=active) as path:
         assert path.controller is not None and path.controller.process is not None
         pid = path.controller.process.pid
 
@@ -103,8 +103,8 @@ def test_a_controller_that_dies_mid_run_fails_the_transfer(controller: str, tmp_
 
 
 def test_a_flow_the_controller_never_sees(tmp_path: Path, active: ActiveRun) -> None:
-    cfg = PrrPathConfig(plan=DropPlan.parse("light"), controller="os-ken", tcp_port=5001)
-    with PrrPath(cfg, log_dir=tmp_path, active=active) as path:
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("light"), controller="os-ken", tcp_port=5001)
+    with SwitchedPath(cfg, log_dir=tmp_path, active=active) as path:
         transfer(path, tmp_path, 65536, 5002)        # another port: not the planned flow
         problems = path.plan_problems()
     assert problems == ["the controller never saw the flow's handshake (TCP to port 5001 "
@@ -112,8 +112,8 @@ def test_a_flow_the_controller_never_sees(tmp_path: Path, active: ActiveRun) -> 
 
 
 def test_a_drop_list_beyond_the_flow(tmp_path: Path, active: ActiveRun) -> None:
-    cfg = PrrPathConfig(plan=DropPlan.parse("3,200"), controller="os-ken")
-    with PrrPath(cfg, log_dir=tmp_path, active=active) as path:
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("3,200"), controller="os-ken")
+    with SwitchedPath(cfg, log_dir=tmp_path, active=active) as path:
         transfer(path, tmp_path, 65536, cfg.tcp_port)
         time.sleep(0.2)
         problems = path.plan_problems()
@@ -130,10 +130,10 @@ def test_repro_clean_removes_a_killed_runs_bridge_and_controller(tmp_path: Path,
         "import sys, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
         "from controllers.drop_plan import DropPlan\n"
         "from core.active_runs import ActiveRun\n"
-        "from topologies.prr_path import PrrPath, PrrPathConfig\n"
+        "from runkinds.switched_path.network import SwitchedPath, SwitchedPathConfig\n"
         "active = ActiveRun(Path(sys.argv[2]), sys.argv[3])\n"
-        "cfg = PrrPathConfig(plan=DropPlan.parse('light'), controller='os-ken')\n"
-        "with PrrPath(cfg, log_dir=Path(sys.argv[4]), active=active):\n"
+        "cfg = SwitchedPathConfig(plan=DropPlan.parse('light'), controller='os-ken')\n"
+        "with SwitchedPath(cfg, log_dir=Path(sys.argv[4]), active=active):\n"
         "    print('up', flush=True); time.sleep(120)\n")
     run = subprocess.Popen(["/usr/bin/python3", "-c", script, str(paths.root),
                             str(paths.state_dir / "active"), prefix, str(tmp_path)],

@@ -21,8 +21,8 @@ from controllers.launcher import choose_controller
 from core.active_runs import ActiveRun
 from core.paths import REPO_ROOT, ProjectPaths
 from tests.integration.helpers.prr_transfer import run_one
-from topologies.prr_path import PrrPath, PrrPathConfig
-from topologies.trace_path import new_prefix
+from runkinds.switched_path.network import SwitchedPath, SwitchedPathConfig
+from topologies.guarded_network import new_prefix
 
 # Run as a module from the checkout, so it imports the project and its sibling helper
 # as packages.
@@ -51,8 +51,8 @@ def test_exactly_the_planned_segments_are_dropped(controller: str, plan: str, tm
     if not _available(controller):
         pytest.fail(f"{controller} is not available here: {controller} must be installed "
                     "for this test (./setup/install.sh --pox-dir DIR for POX)")
-    cfg = PrrPathConfig(plan=DropPlan.parse(plan), controller=controller)
-    with PrrPath(cfg, log_dir=tmp_path, active=active) as path:
+    cfg = SwitchedPathConfig(plan=DropPlan.parse(plan), controller=controller)
+    with SwitchedPath(cfg, log_dir=tmp_path, active=active) as path:
         r = run_one(path, tmp_path)
     assert r["received"] == 65536
     assert r["lost"] == list(cfg.plan.segments), r

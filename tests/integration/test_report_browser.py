@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from analysis.run_metrics import REVERSE
+from runkinds.trace_path.metrics import REVERSE
 from app.publish.report import write_report
 from core.paths import ProjectPaths
 from core.results import experiment_store

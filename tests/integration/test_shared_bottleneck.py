@@ -41,9 +41,9 @@ from core.results import ExperimentStore
 from core.traces import TraceSet
 from experiments.dctcp.queue import DctcpQueue
 from kernel.packet_capture import PacketCapture
-from topologies.shared_bottleneck import (RECEIVER_IP, BottleneckConfig, SharedBottleneck,
-                                          sender_ip)
-from topologies.trace_path import new_prefix
+from runkinds.shared_bottleneck.network import (RECEIVER_IP, BottleneckConfig,
+                                                SharedBottleneck, sender_ip)
+from topologies.guarded_network import new_prefix
 
 REPRO = str(Path(__file__).resolve().parents[2] / "repro")
 K, N = 5, 40

@@ -13,7 +13,7 @@ from mininet.net import Mininet
 from analysis.mahimahi_log import parse_log
 from core.processes import pid_alive
 from topologies.trace_link import TraceLink, TraceLinkOptionError
-from topologies.trace_path import new_prefix
+from topologies.guarded_network import new_prefix
 
 
 def test_add_link_with_trace_files_carries_pings_with_the_fixed_delay(tmp_path: Path,

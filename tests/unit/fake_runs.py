@@ -64,9 +64,8 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
     """A finished run with real artifacts (data.log, link-stats.json, meta.json) and the
     metrics.json the analysis makes of them, written before DONE as a real run's are; with
     `sender_reaction_p99_us`, its sender's stats hold that ACK-to-data p99 (5000 samples)."""
-    from analysis.recompute import VERSION_KEY, derive
-    from core.code_version import analysis_version
-    from runkinds.registry import kind_of
+    from runkinds.metrics import VERSION_KEY, derive
+    from runkinds.registry import analysis_version_of
     import os
     run_dir = store.runs_dir / spec.dirname()
     run_dir.mkdir(parents=True)
@@ -85,9 +84,9 @@ def add_logged_run(store: ExperimentStore, spec: RunSpec, every_ms: int, delay_m
             "arrival_to_send_us": reaction, "arrival_to_send": "ACK -> data",
             "wakeup_lateness_us": {"p50": 0, "p90": 0, "p99": 0, "max": 0, "count": 0}}}}
     (run_dir / "meta.json").write_text(json.dumps(meta))
-    metrics = derive(run_dir, spec, meta, kind_of(spec))  # as a real run's are derived
+    metrics = derive(run_dir, spec, meta)  # as a real run's are derived
     if stamp_version:
-        metrics[VERSION_KEY] = analysis_version()
+        metrics[VERSION_KEY] = analysis_version_of(spec)
     metrics.update(extra_metrics or {})
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
     (run_dir / DONE).write_text("done\n")

@@ -12,16 +12,17 @@ from pathlib import Path
 import pytest
 
 from app.cluster.backend import (ClusterChoice, parse_cluster, requirements, unservable)
-from app.cluster.worker import clean_dead_attempts, openflow_tokens
+from app.cluster.worker import clean_dead_attempts
 from app.cluster.archive import ArchiveError, Committer, RunArchive, files_of, pack, unpack
 from core.settings import SettingError
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
 from core.traces import ManifestEntry, TraceSet
+from core.worker_resources import CC, CODE, RUNS, trace_resource
 from runkinds.registry import SWITCHED_PATH
-from core.worker_resources import CC, CODE, CONTROLLER, OPENFLOW, RUNS, trace_resource
+from runkinds.switched_path.kind import CONTROLLER, OPENFLOW
 
 SPEC = RunSpec(experiment="exp", scheme="fixed-window", data_trace="rate:12",
                ack_trace="rate:12", duration_s=4.0, params=make_params(window=4))
@@ -193,8 +194,9 @@ def test_requirements_name_code_traces_and_congestion_control(tmp_path: Path) ->
     spec = RunSpec(experiment="e", scheme="vegas", data_trace="T.down", ack_trace="T.up",
                    duration_s=5.0, params=make_params(cc_impl="ebpf"))
     needs, files = requirements(spec, _traces(tmp_path))
-    assert needs == {RUNS: 1, CODE + code_version(): 1, trace_resource("T.down", "a" * 40): 1,
-                     trace_resource("T.up", "b" * 40): 1, CC + "vegas": 1, CC + "vegas:ebpf": 1}
+    assert needs == {RUNS: 1, CODE + measurement_version(): 1,
+                     trace_resource("T.down", "a" * 40): 1, trace_resource("T.up", "b" * 40): 1,
+                     CC + "vegas": 1, CC + "vegas:ebpf": 1}
     assert files == {}
 
 
@@ -205,7 +207,7 @@ def test_a_trace_given_by_path_travels_by_its_hash(tmp_path: Path) -> None:
                    ack_trace="rate:12", duration_s=5.0, params=make_params(window=3))
     needs, files = requirements(spec, _traces(tmp_path))
     assert files == {str(trace): hashlib.sha256(b"1\n").hexdigest()}
-    assert set(needs) == {RUNS, CODE + code_version()}
+    assert set(needs) == {RUNS, CODE + measurement_version()}
 
 
 def test_a_run_no_worker_can_serve_says_what_is_missing() -> None:
@@ -257,9 +259,9 @@ def test_a_prr_run_needs_open_vswitch_and_its_planned_controller(tmp_path: Path)
     assert needs[OPENFLOW] == 1 and needs[CONTROLLER + "pox"] == 1
     assert CONTROLLER + "os-ken" not in needs
     workers: dict[str, dict[str, float]] = {
-        "tcp://a:1": {RUNS: 4, CODE + code_version(): 4, CC + "cubic": 4, OPENFLOW: 4,
+        "tcp://a:1": {RUNS: 4, CODE + measurement_version(): 4, CC + "cubic": 4, OPENFLOW: 4,
                       CONTROLLER + "os-ken": 4},
-        "tcp://b:1": {RUNS: 4, CODE + code_version(): 4, CC + "cubic": 4,
+        "tcp://b:1": {RUNS: 4, CODE + measurement_version(): 4, CC + "cubic": 4,
                       CONTROLLER + "pox": 4}}
     why = unservable(needs, workers)
     assert why is not None and "no single worker" in why
@@ -275,17 +277,17 @@ def test_a_prr_run_needs_open_vswitch_and_its_planned_controller(tmp_path: Path)
 
 
 def test_a_worker_without_open_vswitch_offers_no_prr_runs(monkeypatch) -> None:
-    pytest.importorskip("mininet")  # topologies.prr_path builds on it; a worker has it
+    pytest.importorskip("mininet")  # runkinds.switched_path.network builds on it; a worker has it
     import controllers.launcher
     import controllers.pox_install
-    import topologies.prr_path
+    import runkinds.switched_path.network
 
     def no_ovs() -> None:
-        raise topologies.prr_path.OvsUnavailable("Open vSwitch is not running")
+        raise runkinds.switched_path.network.OvsUnavailable("Open vSwitch is not running")
 
-    monkeypatch.setattr(topologies.prr_path, "check_ovs", no_ovs)
+    monkeypatch.setattr(runkinds.switched_path.network, "check_ovs", no_ovs)
     monkeypatch.setattr(controllers.pox_install, "installed", lambda *a: None)
     monkeypatch.setattr(controllers.launcher, "osken_available", lambda: None)
-    assert openflow_tokens() == [CONTROLLER + "os-ken"]
-    monkeypatch.setattr(topologies.prr_path, "check_ovs", lambda: None)
-    assert openflow_tokens() == [OPENFLOW, CONTROLLER + "os-ken"]
+    assert SWITCHED_PATH.worker_offers(ProjectPaths()) == [CONTROLLER + "os-ken"]
+    monkeypatch.setattr(runkinds.switched_path.network, "check_ovs", lambda: None)
+    assert SWITCHED_PATH.worker_offers(ProjectPaths()) == [OPENFLOW, CONTROLLER + "os-ken"]

@@ -23,7 +23,7 @@ from app.cluster.backend import ClusterBackend, ClusterChoice
 from app.cluster.worker import RemoteResult, RemoteTask
 from app.cluster.archive import Committer, pack
 from app.runner import MatrixRunner
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
 from core.results import DONE, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
@@ -59,7 +59,7 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     BUILT = tmp_path / "worker"
     CALLS.clear()
     monkeypatch.setattr(cluster_worker, "execute_remote", fake_execute_remote)
-    resources = {RUNS: 2.0, CODE + code_version(): 2.0, CC + "cubic": 2.0}
+    resources = {RUNS: 2.0, CODE + measurement_version(): 2.0, CC + "cubic": 2.0}
     with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=2,
                                   dashboard_address=None, resources=resources) as c:
         yield c
@@ -174,7 +174,7 @@ def test_a_run_whose_workers_die_beyond_allowed_failures_fails_and_the_rest_fini
     RELEASE.clear()
     monkeypatch.setattr(cluster_worker, "execute_remote", doomed_execute_remote)
     results = tmp_path / "results"
-    resources = {RUNS: 1.0, CODE + code_version(): 1.0}
+    resources = {RUNS: 1.0, CODE + measurement_version(): 1.0}
     exp = Matrix()
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
             distributed.LocalCluster(n_workers=3, processes=False, threads_per_worker=1,

@@ -25,7 +25,7 @@ from app.cluster.submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild
 from app.cluster.worker import RemoteResult, RemoteTask, execute_remote
 from app.commands.contest import submit
 from app.cluster.archive import Committer, pack
-from core.code_version import code_version
+from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
@@ -78,7 +78,7 @@ def test_shipped_sources_carry_their_full_sha256_and_survive_pickling(sources: S
     assert shipped.header == (TODAY / "controller.hh").read_bytes()
     assert shipped.body == (TODAY / "controller.cc").read_bytes()
     assert len(shipped.sha256) == 64 and shipped.sha256.startswith(sources.digest)
-    task = RemoteTask("contest", {}, code_version(), "s", {}, shipped)
+    task = RemoteTask("contest", {}, "run-id", "s", {}, shipped)
     again = pickle.loads(pickle.dumps(task))
     assert again.submission == shipped and again.submission.sources().sha256 == shipped.sha256
 
@@ -91,7 +91,7 @@ def test_the_build_is_keyed_by_the_hash_and_done_once(sources: Sources,
     binary = paths.state_dir / "contest-builds" / sources.digest / BINARY
     assert first.facts["binary"] == str(binary) and binary.is_file()
     record = read_json(binary.parent / BUILD_RECORD)
-    assert record["sha256"] == sources.sha256 and record["code_version"] == code_version()
+    assert record["sha256"] == sources.sha256 and record["code_version"] == measurement_version()
     assert record["api_generation"] == 3 and record["host"] == "w1"
 
     again = build_on_worker(ShippedSubmission.of(sources), sources.digest, paths, builder, "w1")
@@ -109,7 +109,7 @@ def test_a_binary_from_other_code_or_without_its_record_is_built_again(
     builder = FakeBuilder()
     shipped = ShippedSubmission.of(sources)
     build_on_worker(shipped, sources.digest, paths, builder, "w1")
-    monkeypatch.setattr(cluster_submission, "code_version", lambda: "another-version")
+    monkeypatch.setattr(cluster_submission, "measurement_version", lambda: "another-version")
     assert build_on_worker(shipped, sources.digest, paths, builder, "w1").facts["built"] == "here"
     (binary_path(paths, sources.digest).parent / BUILD_RECORD).unlink()
     assert build_on_worker(shipped, sources.digest, paths, builder, "w1").facts["built"] == "here"
@@ -153,7 +153,7 @@ def test_a_compile_error_is_remembered_for_the_same_sources_and_code(
     assert again.reason.startswith(first.reason) and "not compiled again" in again.reason
     assert COMPILER_SAID in again.log and len(builder.calls) == 1
     # New code (a fixed compiler flag, a new API header) compiles the sources afresh.
-    monkeypatch.setattr(cluster_submission, "code_version", lambda: "another-version")
+    monkeypatch.setattr(cluster_submission, "measurement_version", lambda: "another-version")
     fixed = FakeBuilder()
     assert build_on_worker(shipped, sources.digest, paths, fixed, "w1").facts["built"] == "here"
     assert fixed.calls == [sources.digest]
@@ -168,7 +168,7 @@ def test_the_compilers_message_is_what_the_last_step_printed_and_bounded() -> No
 
 def _trial_task(sources: Sources, trace: str = "Tiny") -> RemoteTask:
     spec = contest_spec("contest", "submission", trace, 1, {"submission": sources.digest})
-    return RemoteTask("contest", spec.to_dict(), code_version(), "session", {},
+    return RemoteTask("contest", spec.to_dict(), spec.run_id(), "session", {},
                       ShippedSubmission.of(sources))
 
 
@@ -240,7 +240,7 @@ def test_a_trial_asks_for_a_worker_that_builds_submissions(sources: Sources,
     # Not in the manifest: travels as its name, with the client's sha256.
     assert files == {"Tiny.down": hashlib.sha256(b"1\n2\n").hexdigest(),
                      "Tiny.up": hashlib.sha256(b"1\n").hexdigest()}
-    lacking = {"w": {RUNS: 2.0, CODE + code_version(): 2.0}}
+    lacking = {"w": {RUNS: 2.0, CODE + measurement_version(): 2.0}}
     why = unservable(needs, lacking)
     assert why is not None and "contest builds" in why
     assert unservable(needs, {"w": dict(lacking["w"], **{CONTEST_BUILD: 2.0})}) is None
@@ -255,7 +255,7 @@ def test_a_worker_compares_a_named_trace_with_the_clients_hash(
     monkeypatch.setenv("NETREPRO_TRACES", str(tmp_path / "worker-traces"))
     monkeypatch.setattr(cluster_worker, "ProjectPaths", lambda: paths)
     task = _trial_task(sources)
-    task = RemoteTask(task.experiment, task.spec, task.code_version, task.session,
+    task = RemoteTask(task.experiment, task.spec, task.run_id, task.session,
                       {"Tiny.down": hashlib.sha256(b"1\n2\n").hexdigest()}, task.submission)
     result = execute_remote(task)
     assert not result.ok and "trace Tiny.down on worker" in result.reason
@@ -295,7 +295,7 @@ def on_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proj
     global HOME
     HOME = tmp_path / "worker"
     monkeypatch.setattr(cluster_worker, "execute_remote", fake_execute_remote)
-    resources = {RUNS: 2.0, CODE + code_version(): 2.0, CONTEST_BUILD: 2.0}
+    resources = {RUNS: 2.0, CODE + measurement_version(): 2.0, CONTEST_BUILD: 2.0}
     paths = ProjectPaths(results_override=tmp_path / "results")
     with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=2,
                                   dashboard_address=None, resources=resources) as cluster:
@@ -389,14 +389,16 @@ def test_the_usual_checks_still_apply_to_a_trial(sources: Sources, paths: Projec
                 for s, c in ((".down", "a"), (".up", "b"))}
     spec = contest_spec("contest", "submission", "Tiny", 1, {"submission": sources.digest})
     needs, files = requirements(spec, TraceSet([tmp_path], tmp_path / "cache", manifest))
-    assert needs == {RUNS: 1, CODE + code_version(): 1, trace_resource("Tiny.down", "a" * 40): 1,
+    assert needs == {RUNS: 1, CODE + measurement_version(): 1,
+                     trace_resource("Tiny.down", "a" * 40): 1,
                      trace_resource("Tiny.up", "b" * 40): 1, CONTEST_BUILD: 1}
     assert files == {}
     builder = FakeBuilder()
     monkeypatch.setattr(cluster_worker, "ProjectPaths", lambda: paths)
     monkeypatch.setattr(cluster_submission, "sandbox_build", builder)
     task = _trial_task(sources)
-    stale = RemoteTask(task.experiment, task.spec, "another-version", task.session, {},
+    stale = RemoteTask(task.experiment, task.spec, "another-id", task.session, {},
                        task.submission)
     result = execute_remote(stale)
-    assert not result.ok and "code version" in result.reason and builder.calls == []
+    assert not result.ok and "another version of the code" in result.reason
+    assert builder.calls == []

@@ -11,7 +11,7 @@ import pytest
 from controllers import launcher, pox_install
 from controllers.drop_plan import DropPlan
 from controllers.launcher import ControllerUnavailable, choose_controller
-from topologies.prr_config import PrrPathConfig
+from runkinds.switched_path.config import SwitchedPathConfig
 
 
 def fake_install(root: Path) -> None:
@@ -52,7 +52,7 @@ def test_unknown_controller(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown controller 'nox': use one of pox, os-ken, auto"):
         choose_controller("nox", tmp_path)
     with pytest.raises(ValueError, match="unknown controller 'ryu'"):
-        PrrPathConfig(plan=DropPlan.parse("light"), controller="ryu")
+        SwitchedPathConfig(plan=DropPlan.parse("light"), controller="ryu")
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -61,7 +61,7 @@ def test_unknown_controller(tmp_path: Path) -> None:
 def test_path_config_is_checked_before_anything_is_built(field: str, value: object,
                                                          message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        PrrPathConfig(plan=DropPlan.parse("light"), **{field: value})  # type: ignore[arg-type]
+        SwitchedPathConfig(plan=DropPlan.parse("light"), **{field: value})  # type: ignore[arg-type]
 
 
 def _tarball(path: Path, text: str = "print('pox')\n") -> Path:

@@ -16,7 +16,7 @@ from experiments.dctcp.queue import (FLOW_COUNTS, K_VALUES, DctcpQueue, study_of
                                      theory)
 from experiments.registry import get_experiment
 from runkinds.registry import SHARED_BOTTLENECK, kind_of
-from runkinds.shared_bottleneck import WHOLE_POOL, serve_margin_s
+from runkinds.shared_bottleneck.options import WHOLE_POOL, serve_margin_s
 from tests.unit.fake_runs import trace_set
 
 

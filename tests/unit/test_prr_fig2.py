@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.prr_run import load_prr_run, prr_run_metrics
+from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
 from core.results import ExperimentStore, write_json
 from experiments.prr.fig2 import OPTIONS, PrrFig2
 from analysis.claims.model import FAIL, NOT_RUN, PASS, QUICK, ClaimResult
@@ -80,7 +80,7 @@ def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
 def _finished(store: ExperimentStore, spec, tmp: Path) -> Path:
     run_dir = store.run_dir(spec)
     meta = write_fake_run(run_dir, spec)
-    write_json(run_dir / "metrics.json", prr_run_metrics(load_prr_run(run_dir, meta), meta))
+    write_json(run_dir / "metrics.json", transfer_metrics(load_transfer_run(run_dir, meta), meta))
     (run_dir / "DONE").write_text("x\n")
     return run_dir
 
@@ -230,8 +230,9 @@ def _make_window_absurd(run_dir: Path, value: int = 2183148773) -> None:
 
 
 def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path) -> None:
-    from analysis.prr_run import check_drops_as_planned
+    from app.executor import judge
     from core.errors import RunInvalid
+    from runkinds.metrics import derive
 
     store = ExperimentStore(tmp_path / "prr-fig2")
     specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)
@@ -241,7 +242,7 @@ def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path
     meta = write_fake_run(tmp_path / "fresh", specs[0])
     _make_window_absurd(tmp_path / "fresh")
     with pytest.raises(RunInvalid, match="absurd kernel window: snd_cwnd 2183148773"):
-        check_drops_as_planned(tmp_path / "fresh", meta)
+        judge(specs[0], derive(tmp_path / "fresh", specs[0], meta), meta)
     PrrFig2(None).make_figures(store, store.root)
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving"]

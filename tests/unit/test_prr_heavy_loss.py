@@ -9,8 +9,8 @@ import pytest
 
 from analysis.claims.checks import EveryGroup
 from analysis.claims.model import FAIL, PASS, Cause, Claim, evaluate
-from analysis.prr_run import load_prr_run, prr_run_metrics
-from analysis.recovery_entry import recovery_entry
+from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
+from runkinds.switched_path.recovery_entry import recovery_entry
 from core.errors import UsageError
 from core.results import ExperimentStore, write_json
 from core.tcp_probe_format import CONG_STATE_COLUMNS
@@ -18,9 +18,10 @@ from experiments.prr.claims import CLAIMS
 from experiments.prr.fig2 import PrrFig2
 from experiments.prr.heavy_loss import (FULL_TRIALS, QUICK_VARIANTS, RECOVERIES, VARIANTS,
                                         PrrHeavyLoss, model_predictions, variant_of)
-from runkinds.switched_path import path_extras, switched_path_options
+from runkinds.switched_path.options import path_extras, switched_path_options
 from tests.unit.prr_fake_run import MONO_AHEAD_S, write_fake_run
-from topologies.prr_config import PrrPathConfig, parse_sender_sysctls, sender_sysctls_text
+from runkinds.switched_path.config import (SwitchedPathConfig, parse_sender_sysctls,
+                                           sender_sysctls_text)
 from controllers.drop_plan import DropPlan
 
 
@@ -65,7 +66,7 @@ def test_sender_settings_parse_check_and_round_trip() -> None:
         with pytest.raises(ValueError, match=message):
             parse_sender_sysctls(bad)
     with pytest.raises(ValueError, match="receiver_window"):
-        PrrPathConfig(plan=DropPlan.parse("heavy"), receiver_window=70000)
+        SwitchedPathConfig(plan=DropPlan.parse("heavy"), receiver_window=70000)
 
 
 def test_the_run_options_become_the_paths_settings() -> None:
@@ -91,7 +92,7 @@ def test_the_model_predicts_every_variant() -> None:
 def _finished(store: ExperimentStore, spec) -> Path:
     run_dir = store.run_dir(spec)
     meta = write_fake_run(run_dir, spec)
-    write_json(run_dir / "metrics.json", prr_run_metrics(load_prr_run(run_dir, meta), meta))
+    write_json(run_dir / "metrics.json", transfer_metrics(load_transfer_run(run_dir, meta), meta))
     (run_dir / "DONE").write_text("x\n")
     return run_dir
 
@@ -130,7 +131,7 @@ def test_how_recovery_began(tmp_path: Path) -> None:
     # The hand-made run: ACKs at 0.100 (cumulative), 0.103 ... 0.109 (SACKs); Recovery at
     # 0.1055, 0.5 ms after the ACK at 0.105, the fourth ACK and third duplicate.
     meta = write_fake_run(tmp_path)
-    entry = recovery_entry(load_prr_run(tmp_path, meta))
+    entry = recovery_entry(load_transfer_run(tmp_path, meta))
     assert (entry["recovery_trigger"], entry["entry_ack"], entry["entry_dupacks"]) == \
         ("ack", 4, 3)
     assert entry["entry_after_first_sack_ms"] == pytest.approx(2.5)
@@ -138,10 +139,10 @@ def test_how_recovery_began(tmp_path: Path) -> None:
     assert entry["rwnd_segments_before_recovery"] == pytest.approx(65535 / 1448)
     # 11 ms after the last ACK, with none between: RACK's timer.
     _with_states(tmp_path, [(0.1025, 1), (0.120, 3), (0.2505, 0)])
-    timer = recovery_entry(load_prr_run(tmp_path, meta))
+    timer = recovery_entry(load_transfer_run(tmp_path, meta))
     assert (timer["recovery_trigger"], timer["entry_ack"]) == ("timer", 8)
     _with_states(tmp_path, [(0.1025, 1), (0.120, 4), (0.2505, 0)])
-    assert recovery_entry(load_prr_run(tmp_path, meta))["recovery_trigger"] == "rto"
+    assert recovery_entry(load_transfer_run(tmp_path, meta))["recovery_trigger"] == "rto"
 
 
 def test_a_failing_claim_points_to_its_cause_and_a_passing_one_does_not() -> None:

@@ -6,21 +6,23 @@ from pathlib import Path
 
 import pytest
 
-from analysis.prr_run import check_drops_as_planned, load_prr_run, prr_run_metrics
+from app.executor import judge
+from runkinds.metrics import derive
+from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
 from core.runspec import RunSpec, make_params
 from experiments.prr.fig2 import PrrFig2
 from core.errors import RunInvalid
 from runkinds.registry import SWITCHED_PATH, TRACE_PATH, kind_of
-from runkinds.switched_path import switched_path_options
+from runkinds.switched_path.options import switched_path_options
 from tests.unit.pcap_builder import MSS
 from tests.unit.prr_fake_run import write_fake_run
 
 
 def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
     meta = write_fake_run(tmp_path)
-    run = load_prr_run(tmp_path, meta)
+    run = load_transfer_run(tmp_path, meta)
     assert run.verdict.valid, run.verdict.reason()
-    m = prr_run_metrics(run, meta)
+    m = transfer_metrics(run, meta)
     # From the first data segment (0.050 s) to the final ACK; the handshake apart.
     assert m["transfer_time_s"] == pytest.approx(0.200)
     assert m["handshake_s"] == pytest.approx(0.050)
@@ -47,7 +49,7 @@ def test_the_numbers_of_one_recovery_episode(tmp_path: Path) -> None:
 
 
 def test_probe_times_move_onto_the_capture_clock(tmp_path: Path) -> None:
-    run = load_prr_run(tmp_path, write_fake_run(tmp_path))
+    run = load_transfer_run(tmp_path, write_fake_run(tmp_path))
     assert run.probe_times()[0] == pytest.approx(0.100)
 
 
@@ -55,13 +57,15 @@ def test_a_run_with_other_drops_is_invalid(tmp_path: Path) -> None:
     spec = PrrFig2(None).matrix(quick=True)[0]
     meta = write_fake_run(tmp_path, spec, receiver_loses={"o2"}, controller_log=[2])
     with pytest.raises(RunInvalid, match="planned segments 3 were not dropped"):
-        check_drops_as_planned(tmp_path, meta)
+        judge(spec, derive(tmp_path, spec, meta), meta)
     meta = write_fake_run(tmp_path, spec)
-    check_drops_as_planned(tmp_path, meta)
+    judge(spec, derive(tmp_path, spec, meta), meta)
     assert kind_of(spec).metrics(tmp_path, spec, meta)["drops_as_planned"] is True
     meta["controller"]["plan_problems"] = ["the direct flow was never installed after the plan"]
     with pytest.raises(RunInvalid, match="controller: the direct flow was never installed"):
-        check_drops_as_planned(tmp_path, meta)
+        judge(spec, derive(tmp_path, spec, meta), meta)
+    with pytest.raises(RunInvalid, match="could not be derived: pcap unreadable"):
+        judge(spec, None, meta, "pcap unreadable")
 
 
 def test_the_topology_option_chooses_how_a_run_is_measured() -> None:
@@ -85,7 +89,7 @@ def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
 
 def test_legacy_triggers_count_dupacks_from_the_handshake(tmp_path: Path) -> None:
     """Heavy-like: the first segments lost, so the very first ACKs are duplicates."""
-    from analysis.prr_run import legacy_triggers
+    from runkinds.switched_path.transfer_run import legacy_triggers
     from analysis.tcp_pcap import read_flow
     from tests.unit.pcap_builder import loss_run
     c = loss_run({1, 2, 3, 4, 6, 7, 8})

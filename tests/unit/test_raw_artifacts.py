@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from analysis.recompute import VERSION_KEY, is_stale
+from runkinds.metrics import VERSION_KEY, is_stale
 from app import cli
 from app.executor import execute
 from app.refresh import refresh
 from core.errors import EXIT_FAILED, EXIT_OK
-from core.code_version import analysis_version
+from runkinds.registry import analysis_version_of
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, experiment_store, read_json, write_json
 from core.runspec import RunSpec, make_params
@@ -51,7 +51,7 @@ def test_metrics_carry_the_analysis_version(tmp_path: Path) -> None:
     store, outcome = _run(tmp_path)
     assert outcome.ok and outcome.reason == ""
     metrics = read_json(outcome.path / "metrics.json")
-    assert metrics[VERSION_KEY] == analysis_version()
+    assert metrics[VERSION_KEY] == analysis_version_of(SPEC)
     assert metrics["throughput_mbps"] == outcome.metrics["throughput_mbps"] > 0
     assert not is_stale(outcome.path)
 
@@ -77,7 +77,7 @@ def test_a_run_whose_analysis_raises_is_committed_and_report_retries(
     monkeypatch.undo()
     done = refresh(store, ContestWarmupA(TraceSet([tmp_path], tmp_path / "cache", {})))
     assert done.recomputed == 1 and done.failed == []
-    assert read_json(outcome.path / "metrics.json")[VERSION_KEY] == analysis_version()
+    assert read_json(outcome.path / "metrics.json")[VERSION_KEY] == analysis_version_of(SPEC)
 
 
 def test_stale_metrics_are_recomputed_once(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_report_says_how_many_it_recomputed(tmp_path: Path, monkeypatch: pytest.
     out = capsys.readouterr().out
     assert "contest-warmup-a: recomputed the metrics of 1 runs from their logs" in out
     assert json.loads((outcome.path / "metrics.json").read_text())[VERSION_KEY] == \
-        analysis_version()
+        analysis_version_of(SPEC)
     assert isinstance(store, ExperimentStore)
     # A run whose metrics cannot be computed makes the report's exit status say so.
     write_json(outcome.path / "metrics.json",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from analysis.claims.model import NOT_RUN
-from analysis.prr_run import load_prr_run, prr_run_metrics
+from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
 from analysis.rederive import MATCH
 from app.publish.pack import pack, verify_bundle
 from app.publish.report import write_report
@@ -46,7 +46,7 @@ def _finished(store: ExperimentStore, spec: RunSpec) -> Path:
     meta = write_fake_run(run_dir, spec)
     meta["controller"]["name"] = spec.option("controller")  # the one that served
     write_json(run_dir / "meta.json", meta)
-    write_json(run_dir / "metrics.json", prr_run_metrics(load_prr_run(run_dir, meta), meta))
+    write_json(run_dir / "metrics.json", transfer_metrics(load_transfer_run(run_dir, meta), meta))
     (run_dir / "DONE").write_text("x\n")
     return run_dir
 

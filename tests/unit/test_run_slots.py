@@ -21,7 +21,7 @@ from core.runspec import RunSpec, make_params
 from core.worker_resources import RUNS
 from experiments.base import Experiment
 from runkinds.registry import SHARED_BOTTLENECK, TRACE_PATH
-from runkinds.shared_bottleneck import WHOLE_POOL
+from runkinds.shared_bottleneck.options import WHOLE_POOL
 from tests.unit.fake_runs import trace_set, write_trace
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.results import DONE, FAILED, ExperimentStore, read_json
+from core.code_identity import CodeIdentity
 from core.runspec import RunSpec, make_params
 
 
@@ -48,9 +49,10 @@ def test_the_asking_experiment_is_not_part_of_the_run() -> None:
     assert mine.to_dict()["experiment"] == "x"  # still recorded with the run
 
 
-def test_run_id_changes_with_the_measurement_code(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_id_changes_with_the_code_the_run_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     before = spec().run_id()
-    monkeypatch.setattr("core.runspec.code_version", lambda: "another-version")
+    monkeypatch.setattr("core.runspec.run_code",
+                        lambda s: CodeIdentity({"runkinds/trace_path/measure.py": "edited"}))
     assert spec().run_id() != before
 
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from analysis.queue_log import parse_queue_log_text
-from analysis.shared_bottleneck import (RunShape, SharedBottleneckError, flow_alpha_mean,
-                                        iperf_goodput_mbps, jain_index, longest_gap_to,
-                                        port_throughput, queue_metrics, scored_window,
-                                        shared_bottleneck_metrics)
+from runkinds.shared_bottleneck.metrics import (RunShape, SharedBottleneckError,
+                                                flow_alpha_mean, iperf_goodput_mbps, jain_index,
+                                                longest_gap_to, port_throughput, queue_metrics,
+                                                scored_window, shared_bottleneck_metrics)
 from core.runspec import RunSpec, make_params
 from kernel.dctcp_alpha import ALPHA_COLUMNS
-from topologies.tc_red import RedMarking, red_counters
+from runkinds.shared_bottleneck.red import RedMarking, red_counters
 
 BASE_MS = 1_000_000
 SERVICE_US = 120  # one full packet at 100 Mbit/s, floor-rounded as the schedule does

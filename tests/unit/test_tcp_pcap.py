@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.drop_check import verify_drops
+from runkinds.switched_path.drop_check import verify_drops
 from analysis.tcp_pcap import PcapError, read_flow
 from tests.unit.pcap_builder import MSS, Conversation, loss_run as _loss_run
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from analysis.coverage import coverage
-from analysis.run_metrics import REVERSE, trace_path_metrics
+from runkinds.trace_path.metrics import REVERSE, trace_path_metrics
 from analysis.summary import INVALID
 from analysis.tcp_window_check import (FORWARD, OK, check_flows, check_tcp_windows, ss_mss,
                                        tcp_window_metrics)

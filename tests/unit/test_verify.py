@@ -11,7 +11,7 @@ from pathlib import Path
 
 from analysis.claims.model import FAIL, NOT_RUN, PASS
 from analysis.claims.report import write_claims
-from analysis.recompute import VERSION_KEY
+from runkinds.metrics import VERSION_KEY
 from analysis.rederive import DIFFERS, MATCH, RECOMPUTED
 from app.cli import main
 from analysis.host_limits import receive_ceiling

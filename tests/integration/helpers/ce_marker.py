@@ -19,7 +19,7 @@ import pytest
 
 from kernel.bpffs import mount_private_bpffs
 from core.paths import REPO_ROOT
-from topologies.trace_path import TracePath
+from runkinds.trace_path.network import TracePath
 
 SOURCE = Path(__file__).with_name("ce_marker.bpf.c")
 COUNTS_FILE = "ce-marker.json"

@@ -12,8 +12,8 @@ from controllers.drop_plan import DropPlan
 from core.active_runs import ActiveRun
 from core.paths import ProjectPaths
 from tests.integration.helpers.prr_transfer import run_one
-from topologies.prr_path import PrrPath, PrrPathConfig
-from topologies.trace_path import new_prefix
+from runkinds.switched_path.network import SwitchedPath, SwitchedPathConfig
+from topologies.guarded_network import new_prefix
 
 
 def main() -> int:
@@ -21,8 +21,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     active = ActiveRun(ProjectPaths().state_dir / "active", new_prefix())
     try:
-        cfg = PrrPathConfig(plan=DropPlan.parse(plan), controller=controller)
-        with PrrPath(cfg, log_dir=out, active=active) as path:
+        cfg = SwitchedPathConfig(plan=DropPlan.parse(plan), controller=controller)
+        with SwitchedPath(cfg, log_dir=out, active=active) as path:
             result = run_one(path, out)
             result["prefix"] = active.prefix
             result["port"] = path.controller.port if path.controller else None

@@ -1,4 +1,4 @@
-"""One captured transfer through a PrrPath, and what the captures say was lost."""
+"""One captured transfer through a SwitchedPath, and what the captures say was lost."""
 from __future__ import annotations
 
 import json
@@ -14,8 +14,8 @@ import dpkt
 
 from controllers.drop_plan import FlowTracker, DropPlan
 from schemes.transfer import ENDPOINT, PYTHON
-from topologies.prr_path import PrrPath
-from topologies.trace_path import RECEIVER_IP
+from runkinds.switched_path.network import SwitchedPath
+from runkinds.trace_path.network import RECEIVER_IP
 
 # The sender's own port: fixed, as each transfer runs in its own network.
 CLIENT_PORT = 20000
@@ -46,7 +46,7 @@ def stop_capture(cap: Capture) -> None:
     cap.process.wait(timeout=10)
 
 
-def transfer(path: PrrPath, out: Path, nbytes: int, port: int, cc: str = "cubic",
+def transfer(path: SwitchedPath, out: Path, nbytes: int, port: int, cc: str = "cubic",
              timeout_s: float = 60.0) -> dict[str, Any]:
     """Receiver and sender (schemes/transfer_endpoint.py, the PRR experiment's own) in their
     hosts; returns the sender's JSON result, checked: the congestion control read back from
@@ -163,7 +163,7 @@ def reordered_originals(sender_pcap: Path, receiver_pcap: Path, src: str) -> lis
     return late
 
 
-def run_one(path: PrrPath, out: Path, nbytes: int = 65536, port: int = 5001,
+def run_one(path: SwitchedPath, out: Path, nbytes: int = 65536, port: int = 5001,
             flow_port: int | None = None) -> dict[str, Any]:
     """Pings before, one captured transfer to `flow_port` (default: the plan's port), pings
     after; what the captures and the controller's log say."""

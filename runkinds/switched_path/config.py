@@ -9,7 +9,7 @@ from core.queue_spec import parse_queue
 
 
 @dataclass(frozen=True)
-class PrrPathConfig:
+class SwitchedPathConfig:
     plan: DropPlan
     controller: str = "auto"        # pox | os-ken | auto
     rate_mbps: float = 10.0         # the bottleneck, each way

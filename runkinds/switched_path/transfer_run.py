@@ -50,12 +50,11 @@ from typing import Any
 
 import numpy as np
 
-from analysis.drop_check import DropVerdict, verify_drops
+from runkinds.switched_path.drop_check import DropVerdict, verify_drops
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
 from core.artifacts import RECEIVER_PCAP, SENDER_PCAP
-from core.errors import RunInvalid
 from analysis.window_sanity import check_windows
 from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 
@@ -72,7 +71,7 @@ class Episode:
 
 
 @dataclass
-class PrrRun:
+class TransferRun:
     sender: Flow
     receiver: Flow
     probe: ProbeTrace | None
@@ -90,7 +89,7 @@ class PrrRun:
         return self.probe.time_s + self.probe_offset_s - self.t0
 
 
-def load_prr_run(run_dir: Path, meta: dict[str, Any]) -> PrrRun:
+def load_transfer_run(run_dir: Path, meta: dict[str, Any]) -> TransferRun:
     verification = meta.get("verification") or {}
     server_port = verification.get("server_port")
     sender = read_flow(run_dir / SENDER_PCAP, server_port)
@@ -106,16 +105,16 @@ def load_prr_run(run_dir: Path, meta: dict[str, Any]) -> PrrRun:
     probe = read_probe(run_dir)
     offset = (meta.get("clock") or {}).get("realtime_minus_monotonic_s")
     t0 = sender.start_time_s()
-    run = PrrRun(sender=sender, receiver=receiver, probe=probe, t0=t0,
-                 probe_offset_s=None if offset is None else float(offset),
-                 size_bytes=int(verification.get("bytes_requested")
-                                or (meta.get("spec") or {}).get("options", {}).get("size", 0)),
-                 planned=plan, verdict=verdict)
+    run = TransferRun(sender=sender, receiver=receiver, probe=probe, t0=t0,
+                      probe_offset_s=None if offset is None else float(offset),
+                      size_bytes=int(verification.get("bytes_requested")
+                                     or (meta.get("spec") or {}).get("options", {}).get("size", 0)),
+                      planned=plan, verdict=verdict)
     run.episodes = episodes(run)
     return run
 
 
-def episodes(run: PrrRun) -> list[Episode]:
+def episodes(run: TransferRun) -> list[Episode]:
     """Recovery episodes from tcp_cong_state_set, in seconds from the SYN."""
     if run.probe is None or run.probe_offset_s is None:
         return []
@@ -138,7 +137,7 @@ def episodes(run: PrrRun) -> list[Episode]:
     return out
 
 
-def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
+def episode_sending(run: TransferRun, episode: Episode) -> dict[str, Any]:
     """What the sender's capture shows inside an episode (new segments, waiting, bursts)."""
     end = episode.end_s if episode.end_s is not None else float("inf")
     start = episode.start_s
@@ -168,7 +167,7 @@ def episode_sending(run: PrrRun, episode: Episode) -> dict[str, Any]:
 DUPTHRESH = 3
 
 
-def path_delays_ms(run: PrrRun) -> list[float]:
+def path_delays_ms(run: TransferRun) -> list[float]:
     """Sender capture to receiver capture, ms, for every data transmission that arrived
     (the bottleneck's delay and queue, plus what the controller path held it)."""
     arrivals: dict[tuple, list[float]] = {}
@@ -202,7 +201,7 @@ def legacy_triggers(flow: Flow) -> tuple[float | None, float | None]:
     return fack, dup
 
 
-def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
+def transfer_metrics(run: TransferRun, meta: dict[str, Any]) -> dict[str, Any]:
     """metrics.json of a PRR run (None where an input is missing)."""
     done_at = run.sender.time_acked(run.size_bytes) if run.size_bytes else None
     first_data = run.sender.data[0].time_s if run.sender.data else None
@@ -260,21 +259,7 @@ def prr_run_metrics(run: PrrRun, meta: dict[str, Any]) -> dict[str, Any]:
             m[f"entry_after_{name}_ms"] = None if when is None else (entry - when) * 1000
             m[f"acks_after_{name}"] = (None if when is None else sum(
                 1 for a in run.sender.acks if when < a.time_s <= entry))
-    from analysis.recovery_entry import recovery_entry  # it reads a PrrRun: not at import
+    # It reads a TransferRun, so it imports this module: not at import time.
+    from runkinds.switched_path.recovery_entry import recovery_entry
     m.update(recovery_entry(run))
     return m
-
-
-def check_drops_as_planned(run_dir: Path, meta: dict[str, Any]) -> None:
-    """RunInvalid unless exactly the planned segments were dropped, each retransmitted (a run
-    where the controller dropped something else, or nothing, is no measurement of the plan),
-    and the kernel's window stayed sane (analysis/window_sanity.py: a stale ssthresh the
-    kernel took from an eBPF congestion control once made cwnd 2183148773)."""
-    run = load_prr_run(run_dir, meta)
-    problems = list((meta.get("controller") or {}).get("plan_problems") or [])
-    if not run.verdict.valid or problems:
-        reasons = list(run.verdict.reasons) + [f"controller: {p}" for p in problems]
-        raise RunInvalid("drops not as planned: " + "; ".join(reasons))
-    window = check_windows(run.probe, run.sender.mss) if run.probe is not None else None
-    if window is not None and not window.valid:
-        raise RunInvalid(window.reason())

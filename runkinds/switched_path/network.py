@@ -1,17 +1,17 @@
-"""The PRR experiment's path: sender -- Open vSwitch -- TraceLink -- receiver.
+"""The switched path: sender -- Open vSwitch -- TraceLink -- receiver.
 
 The switch is an Open vSwitch bridge (kernel datapath when the openvswitch
-module is loaded, else the userspace `netdev` datapath; `PrrPath.datapath`
+module is loaded, else the userspace `netdev` datapath; `SwitchedPath.datapath`
 says which) with `fail_mode=secure` under one remote OpenFlow controller that
 carries out a drop plan (controllers/). Between the switch and the receiver,
 a TraceLink in fixed-rate mode is the bottleneck: `rate_mbps` each way and
 `delay_ms` each way (round trip 2 x delay_ms), with a droptail or infinite queue.
 
-        from topologies.prr_path import PrrPath, PrrPathConfig
+        from runkinds.switched_path.network import SwitchedPath, SwitchedPathConfig
 
-    cfg = PrrPathConfig(plan=DropPlan.parse("heavy"), controller="auto",
-                        rate_mbps=10, delay_ms=20, tcp_port=5001)
-    with PrrPath(cfg, log_dir=out, active=active) as path:   # built, controller ready
+    cfg = SwitchedPathConfig(plan=DropPlan.parse("heavy"), controller="auto",
+                             rate_mbps=10, delay_ms=20, tcp_port=5001)
+    with SwitchedPath(cfg, log_dir=out, active=active) as path:   # built, controller ready
         before = path.ping_rtts(5)          # ICMP crosses the controller
         path.receiver.popen(...); path.sender.popen(...)   # the transfer to tcp_port
         path.check_alive()                  # ControllerError / EmulatorFailed if a piece died
@@ -42,7 +42,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import Host, OVSSwitch
 
@@ -54,12 +53,16 @@ from core.errors import Unavailable
 from core.paths import ProjectPaths
 from kernel.offloads import disable_offloads
 from kernel.window_cap import WindowCap, WindowCapError, run_in_namespace
-from topologies.network_start import GuardedOVSSwitch, NetworkStartError, start_deadline
-from topologies.prr_config import PrrPathConfig
+from topologies.network_start import GuardedOVSSwitch, NetworkStartError
+from runkinds.switched_path.config import SwitchedPathConfig
 from topologies.trace_link import TraceLink
-from topologies.trace_path import RECEIVER_IP, HostPair
+from topologies.guarded_network import RECEIVER_IP, HostPair
 
 log = logging.getLogger(__name__)
+
+# The native programs this module starts (the receiver's window cap): hashed into the
+# id of every run that imports it (core/code_identity.py).
+NATIVE = ("bpf",)
 
 SUBNET = "10.0.0.0/24"
 SENDER_PORT = 1      # OpenFlow port numbers on the bridge (ofport_request)
@@ -117,19 +120,20 @@ class _Remote:
         return "127.0.0.1"
 
 
-class PrrPath(HostPair):
-    """Context manager: builds the network and its controller, tears both down on exit."""
+class SwitchedPath(HostPair):
+    """The switched path's network and its controller (both torn down on exit)."""
 
-    def __init__(self, config: PrrPathConfig, *, log_dir: Path, active: ActiveRun,
+    start_timeout_s = NETWORK_START_TIMEOUT_S
+    what = "the switched path"
+
+    def __init__(self, config: SwitchedPathConfig, *, log_dir: Path, active: ActiveRun,
                  paths: ProjectPaths | None = None) -> None:
+        super().__init__(active)
         self.config = config
         self.log_dir = log_dir
-        self.active = active
         self.paths = paths or ProjectPaths()
         self.datapath = ovs_datapath()
-        self.net: Mininet | None = None
         self.switch: OVSSwitch | None = None
-        self.link: TraceLink | None = None
         self.controller: ControllerProcess | None = None
         self.choice: ControllerChoice | None = None
         self.sysctls: dict[str, dict[str, str]] = {}
@@ -139,27 +143,17 @@ class PrrPath(HostPair):
     def bridge(self) -> str:
         return f"{self.prefix}x"
 
-    def __enter__(self) -> "PrrPath":
+    def _refuse(self) -> None:
         # Everything that can be refused is refused before anything is built.
         self.choice = choose_controller(self.config.controller, self.paths.root)
         check_ovs()
-        setLogLevel("warning")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            with start_deadline(NETWORK_START_TIMEOUT_S, f"the PRR network of {self.prefix}"):
-                self._build()
-        except BaseException:
-            self._teardown()
-            raise
-        return self
 
-    def _build(self) -> None:
+    def _build(self, net: Mininet) -> None:
         assert self.choice is not None
         cfg = self.config
-        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
-        sender, receiver = self.add_hosts(self.net)
-        for host in (sender, receiver):
-            self.active.add(host.pid, f"mininet:{host.name}")
+        sender, receiver = self.add_hosts(net)
+        self.record_hosts(net)
         dpid = f"{int(self.prefix[2:], 16):016x}" if re.fullmatch(r"nr[0-9a-f]+", self.prefix) \
             else None
         # Mininet sets up a node class once, on its first node, and counts a class as set up
@@ -168,21 +162,20 @@ class PrrPath(HostPair):
         # check_ovs() has made sure ovs-vsctl answers.
         if not hasattr(GuardedOVSSwitch, "OVSVersion"):
             GuardedOVSSwitch.setup()
-        self.switch = self.net.addSwitch(self.bridge, cls=GuardedOVSSwitch, failMode="secure",
-                                         datapath=self.datapath, protocols="OpenFlow10",
-                                         dpid=dpid)
+        self.switch = net.addSwitch(self.bridge, cls=GuardedOVSSwitch, failMode="secure",
+                                    datapath=self.datapath, protocols="OpenFlow10", dpid=dpid)
         self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
         self.active.add_bridge(self.bridge)
-        self.net.addLink(sender, self.switch, port2=SENDER_PORT)
+        net.addLink(sender, self.switch, port2=SENDER_PORT)
         # Mininet's words, as TCLink means them: bw and delay each way.
-        self.link = self.net.addLink(
+        self.link = net.addLink(
             self.switch, receiver, cls=TraceLink, port1=RECEIVER_PORT, bw=cfg.rate_mbps,
             delay=f"{cfg.delay_ms}ms", queue=cfg.queue, log_dir=self.log_dir,
             on_process=self.active.add, autostart=False)
-        self.net.build()
+        net.build()
         for host in (sender, receiver):
             host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-        self.net.staticArp()
+        net.staticArp()
         for node, intf in ((sender, sender.defaultIntf()),
                            (self.switch, self.switch.intfs[SENDER_PORT])):
             disable_offloads(node, str(intf))

@@ -34,17 +34,16 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import Host, Node
 
 from core.active_runs import ActiveRun
 from kernel.offloads import disable_offloads
 from topologies.link_side import LinkSide
-from topologies.tc_red import RedMarking, install_red
+from runkinds.shared_bottleneck.red import RedMarking, install_red
+from topologies.guarded_network import GuardedNetwork
 from topologies.trace_link import TraceLink
 
 log = logging.getLogger(__name__)
@@ -108,25 +107,21 @@ def run(node: Any, argv: list[str], what: str, stdin: str | None = None,
     return text
 
 
-class SharedBottleneck:
-    """Context manager: builds the network on enter, tears it down on exit."""
+class SharedBottleneck(GuardedNetwork):
+    """The shared bottleneck's network: the senders, the bridge, the bottleneck link."""
+
+    what = "the shared bottleneck"
 
     def __init__(self, config: BottleneckConfig, *, emulator: Path, log_dir: Path,
                  active: ActiveRun) -> None:
+        super().__init__(active)
         self.config = config
         self.emulator = emulator
         self.log_dir = log_dir
-        self.active = active
-        self.net: Mininet | None = None
         self.switch: Node | None = None
-        self.link: TraceLink | None = None
         self.senders: list[Host] = []
         self.receiver: Host | None = None
         self.red_facts: dict[str, Any] | None = None
-
-    @property
-    def prefix(self) -> str:
-        return self.active.prefix
 
     @property
     def bridge(self) -> str:
@@ -138,23 +133,10 @@ class SharedBottleneck:
         assert self.link is not None
         return self.link.intf1.name
 
-    # ------------------------------------------------------------------ build
-
-    def __enter__(self) -> "SharedBottleneck":
-        setLogLevel("warning")
-        self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False)
-        try:
-            self._build(self.net)
-        except BaseException:
-            self._teardown()
-            raise
-        return self
-
     def _build(self, net: Mininet) -> None:
         c = self.config
-        self.switch = Node(f"{self.prefix}w", inNamespace=True)
-        self.active.add(self.switch.pid, f"mininet:{self.switch.name}")
-        self.receiver = net.addHost(f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
+        self.switch = self.add_node(f"{self.prefix}w")
+        self.receiver = self.add_host(net, f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
         # The bottleneck first: it takes the switch's port 0, so its node is <prefix>we.
         self.link = TraceLink(
             self.switch, self.receiver, data=LinkSide(rate_mbps=c.rate_mbps),
@@ -163,13 +145,12 @@ class SharedBottleneck:
             queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
             log_dir=self.log_dir, on_process=self.active.add)
         for i in range(1, c.senders + 1):
-            sender = net.addHost(sender_name(self.prefix, i), ip=f"{sender_ip(i)}/24")
+            sender = self.add_host(net, sender_name(self.prefix, i), ip=f"{sender_ip(i)}/24")
             net.addLink(sender, self.switch)
             self.senders.append(sender)
         net.build()
+        self.record_hosts(net)
         for node in [*self.senders, self.receiver, self.switch]:
-            if node is not self.switch:
-                self.active.add(node.pid, f"mininet:{node.name}")
             # IPv6 chatter (router solicitations, MLD) would cross the bottleneck too.
             run(node, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                        "net.ipv6.conf.default.disable_ipv6=1"], "turning IPv6 off")
@@ -256,22 +237,3 @@ class SharedBottleneck:
                                "have none)",
                 "receiver_ip": RECEIVER_IP,
                 "red": self.red_facts}
-
-    # ------------------------------------------------------------------ teardown
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._teardown()
-
-    def _teardown(self) -> None:
-        """The emulator first, then every namespace of the run: their interfaces (the
-        bridge, the veth pairs) go with them."""
-        if self.link is not None:
-            self.link.stop()
-        if self.net is not None:
-            for host in self.net.hosts:
-                host.terminate()
-            self.net = None
-        if self.switch is not None:
-            self.switch.terminate()
-            self.switch = None

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.prr_run import PrrRun
+from runkinds.switched_path.transfer_run import TransferRun
 from core.tcp_probe_format import CA_LOSS
 
 # The kernel logs the state change some microseconds after the capture saw the ACK (tens of
@@ -29,7 +29,7 @@ from core.tcp_probe_format import CA_LOSS
 ACK_WINDOW_S = 0.002
 
 
-def recovery_entry(run: PrrRun) -> dict[str, Any]:
+def recovery_entry(run: TransferRun) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(
         ("recovery_trigger", "entry_ack", "entry_dupacks", "entry_after_first_sack_ms",
          "cwnd_min_recovery", "rwnd_segments_before_recovery"))
@@ -67,7 +67,7 @@ def recovery_entry(run: PrrRun) -> dict[str, Any]:
     return out
 
 
-def _dupacks_through(run: PrrRun, index: int) -> int:
+def _dupacks_through(run: TransferRun, index: int) -> int:
     """Duplicate ACKs (the cumulative ACK unchanged, with SACK) up to and including ACK
     `index`, counted since the cumulative ACK last moved."""
     count = 0
