@@ -56,8 +56,29 @@ def _interrupt_once(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+# Commands that parse more once the first pass knows what was asked (`repro run EXPERIMENT`
+# takes that experiment's own options): (args, what the first pass left, the parser class).
+COMPLETIONS: dict[str, Callable[[argparse.Namespace, list[str], type], None]] = {
+    run.NAME: run.complete}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    completion = COMPLETIONS.get(args.command)
+    if completion is not None:
+        completion(args, rest, OneLineErrors)
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return args
+
+
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = parse(argv)
+    except (UsageError, Unavailable) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_status
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGINT, _interrupt_once)

@@ -59,10 +59,15 @@ def all_experiments(traces: TraceSet,
     return [cls(traces, options.get(cls.name)) for cls in experiment_classes()]
 
 
-def get_experiment(name: str, traces: TraceSet,
-                   options: Mapping[str, Any] | None = None) -> Experiment:
+def get_class(name: str) -> type[Experiment]:
+    """The experiment class of that name (UnknownExperiment naming the known ones)."""
     for cls in experiment_classes():
         if cls.name == name:
-            return cls(traces, options)
+            return cls
     raise UnknownExperiment(f"unknown experiment {name!r}; known: "
                             + ", ".join(cls.name for cls in experiment_classes()))
+
+
+def get_experiment(name: str, traces: TraceSet,
+                   options: Mapping[str, Any] | None = None) -> Experiment:
+    return get_class(name)(traces, options)

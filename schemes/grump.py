@@ -17,6 +17,10 @@ from schemes.native_pair import NativePairScheme
 from core.settings import Setting
 from schemes.table import SchemeEntry, SchemeParameterError
 
+# The native programs this module starts (the datagrump sender and receiver): hashed into
+# the id of every run that imports it (core/code_identity.py).
+NATIVE = ("grump",)
+
 if TYPE_CHECKING:
     from core.runspec import RunSpec
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from app.commands.shared import jobs_of, refresh_figures_input, require_root, traces_of
 from app.validation import JOBS, TRIALS
-from core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from core.paths import ProjectPaths, display
 from core.settings import SettingError
 from core.traces import TraceSet
@@ -19,8 +19,20 @@ OPTION_DEST = "option_"
 
 
 def add_parser(sub: Any) -> None:
-    run = sub.add_parser(NAME, help="run an experiment's matrix (resumable)")
-    run.add_argument("experiment", help="an experiment name from `repro list`, or `all`")
+    # Its own --help: with an experiment named, the help shows that experiment's options too
+    # (they are parsed once the experiment is known: `complete`).
+    run = sub.add_parser(NAME, help="run an experiment's matrix (resumable)", add_help=False,
+                         usage="repro run EXPERIMENT [options] [EXPERIMENT's own options]")
+    run.add_argument("experiment", nargs="?",
+                     help="an experiment name from `repro list`, or `all`")
+    add_run_options(run)
+
+
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    """The options every experiment's run takes."""
+    run.add_argument("-h", "--help", action="store_true",
+                     help="show this help and exit (after an experiment's name: with its own "
+                          "options)")
     run.add_argument("--quick", action="store_true", help="the short version of the matrix")
     run.add_argument("--jobs", type=JOBS.argtype(), default=None,
                      help="runs side by side (default: the experiment's measured safe level)")
@@ -32,7 +44,6 @@ def add_parser(sub: Any) -> None:
                      help="print the plan and stop: how many runs are done, how many would "
                           "run, and why each would (a new spec, or which files of its code "
                           "changed); needs no root and changes nothing")
-    add_experiment_options(run)
     run.add_argument("--cluster", metavar="ADDRESS", type=cluster_address,
                      help="run on a Dask cluster: tcp://HOST:8786 (or tls://) of a scheduler "
                           "with `repro worker`s, or local:N worker processes here "
@@ -51,27 +62,82 @@ def cluster_address(text: str) -> str:
     return text
 
 
-def add_experiment_options(run: argparse.ArgumentParser) -> None:
-    """One flag per option an experiment declares (experiments/options.py)."""
-    from experiments.registry import experiment_classes
+def complete(args: argparse.Namespace, rest: list[str], parser_class: type) -> None:
+    """Parse what the command line gave beyond the common options: the named experiment's
+    own options (each experiment declares them: experiments/options.py). `--help` prints
+    the experiment's help and exits; an option it does not take is refused naming it."""
+    from experiments.registry import experiment_classes, get_class
+    name = args.experiment
+    if args.help:
+        print(help_text(name, parser_class))
+        raise SystemExit(EXIT_OK)
+    if name is None:
+        raise UsageError("run: the following arguments are required: experiment (an "
+                         "experiment name from `repro list`, or `all`)")
+    classes = list(experiment_classes()) if name == "all" else [get_class(name)]
+    options = experiment_parser(name, classes, parser_class)
+    given, unknown = options.parse_known_args(rest)
+    if unknown:
+        flag = unknown[0].split("=", 1)[0]
+        takes = ", ".join(o.flag for c in classes for o in c.options) or "no options"
+        if any(o.flag == flag for c in experiment_classes() for o in c.options):
+            raise UsageError(f"{name} does not take {flag}; it takes {takes} (see: repro run "
+                             f"{name} --help)")
+        raise UsageError(f"run {name}: unrecognized arguments: {' '.join(unknown)} (see: "
+                         f"repro run {name} --help)")
+    for key, value in vars(given).items():
+        setattr(args, key, value)
+
+
+def experiment_parser(name: str, classes: list[Any],
+                      parser_class: type) -> argparse.ArgumentParser:
+    """One flag per option the experiments declare (for `all`: every experiment's, each
+    flag once, saying which experiments take it)."""
+    parser = parser_class(prog=f"repro run {name}", add_help=False)
+    group = parser.add_argument_group(f"{name}'s own options" if len(classes) == 1 else
+                                      "the experiments' own options")
     seen: dict[str, Any] = {}
-    for cls in experiment_classes():
+    for cls in classes:
         for option in cls.options:
             if option.flag in seen:
                 if seen[option.flag] != option:
                     raise ValueError(f"{option.flag} is declared twice, differently")
                 continue
             seen[option.flag] = option
-            users = [c.name for c in experiment_classes() if option in c.options]
-            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}; " \
-                        f"{', '.join(users)})"
+            users = [c.name for c in classes if option in c.options]
+            whose = f"; {', '.join(users)}" if len(classes) > 1 else ""
+            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}{whose})"
             if option.type is bool:
-                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
-                                 action="store_true", default=argparse.SUPPRESS, help=help_text)
+                group.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                   action="store_true", default=argparse.SUPPRESS,
+                                   help=help_text)
             else:
-                run.add_argument(option.flag, dest=OPTION_DEST + option.name,
-                                 type=option.argtype(), metavar=option.name.upper(),
-                                 default=argparse.SUPPRESS, help=help_text)
+                group.add_argument(option.flag, dest=OPTION_DEST + option.name,
+                                   type=option.argtype(), metavar=option.name.upper(),
+                                   default=argparse.SUPPRESS, help=help_text)
+    return parser
+
+
+def help_text(name: str | None, parser_class: type) -> str:
+    """`repro run --help`, or `repro run EXPERIMENT --help` with that experiment's options."""
+    from experiments.registry import experiment_classes, get_class
+    if name is None or name == "all":
+        listing = "\n".join(f"  {c.name:<20} {c.title}" for c in experiment_classes())
+        parser = parser_class(
+            prog="repro run", add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+            usage="repro run EXPERIMENT [options] [EXPERIMENT's own options]",
+            description="Runs an experiment's matrix (resumable), then its figures, its claims "
+                        "and results/index.html.\n`repro run EXPERIMENT --help` shows the "
+                        f"experiment's own options.\n\nexperiments:\n{listing}")
+        parser.add_argument("experiment", help="an experiment above, or `all`")
+        add_run_options(parser.add_argument_group("run options"))
+        return parser.format_help()
+    cls = get_class(name)
+    parser = experiment_parser(name, [cls], parser_class)
+    parser.usage = f"repro run {name} [options] [{name}'s own options]"
+    parser.description = f"{cls.title}."
+    add_run_options(parser.add_argument_group("run options"))
+    return parser.format_help()
 
 
 def run(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from analysis.coverage import Coverage, missing_notes, short_reason
 from analysis.plotting import new_figure, new_grid, save
-from analysis.run_metrics import REVERSE
+from runkinds.trace_path.metrics import REVERSE
 from analysis.scheme_labels import display_name
 from analysis.scored_span import LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE
 from analysis.self_inflicted import OmniscientReferences
