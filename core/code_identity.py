@@ -54,6 +54,8 @@ class CodeIdentity:
     """The files a run's code consists of, each with its hash, and their version."""
 
     files: Mapping[str, str] = field(default_factory=dict)  # repo-relative path -> sha256
+    # The native components among them (with what they link), by name.
+    native: tuple[str, ...] = ()
 
     @property
     def version(self) -> str:
@@ -153,6 +155,7 @@ def declared_native(path: Path) -> tuple[str, ...]:
 # ------------------------------------------------------------------ native: the sources
 
 _LIBRARY = re.compile(r"add_library\(\s*([A-Za-z0-9_]+)")
+_EXECUTABLE = re.compile(r"^\s*add_executable\(\s*([A-Za-z0-9_.-]+)", re.MULTILINE)
 _LINKS = re.compile(r"target_link_libraries\(([^)]*)\)")
 
 
@@ -184,6 +187,13 @@ def native_components(components: Iterable[str], root: Path = REPO_ROOT) -> tupl
     return tuple(sorted(seen))
 
 
+def native_executables(component: str, root: Path = REPO_ROOT) -> tuple[str, ...]:
+    """The programs a native component's CMakeLists builds (its unit tests are declared
+    through netrepro_unit_test, not here)."""
+    cmake = root / NATIVE_DIR / component / "CMakeLists.txt"
+    return tuple(_EXECUTABLE.findall(cmake.read_text())) if cmake.is_file() else ()
+
+
 def _native_files(components: Iterable[str], root: Path) -> list[Path]:
     found = native_components(components, root)
     files = [root / NATIVE_DIR / "CMakeLists.txt"] if found else []
@@ -206,7 +216,8 @@ def identity(roots: CodeRoots, root: Path = REPO_ROOT) -> CodeIdentity:
     for name in modules:
         native.update(declared_native(index[name]))
     paths = [index[m] for m in modules] + _native_files(native, root)
-    return CodeIdentity({str(p.relative_to(root)): _file_hash(p) for p in paths})
+    return CodeIdentity({str(p.relative_to(root)): _file_hash(p) for p in paths},
+                        native_components(native, root))
 
 
 def _file_hash(path: Path) -> str:

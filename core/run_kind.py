@@ -102,6 +102,11 @@ class RunKind(ABC):
         beyond a slot, traces and congestion controls."""
         return []
 
+    def explain_need(self, resource: str) -> str | None:
+        """What a worker lacks that lacks `resource`, one of this kind's needs, and the fix
+        (None: not this kind's)."""
+        return None
+
     def doctor_checks(self, paths: ProjectPaths) -> list[Check]:
         """What `./repro doctor` checks for this kind's runs (nothing beyond the machine's
         common checks here)."""

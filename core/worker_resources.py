@@ -13,9 +13,9 @@ RUNS = "runs"  # the resource every run takes one of
 CODE = "code:"  # + the measurement code's version (runkinds/registry.py)
 TRACE = "trace:"  # + name@first 12 hex digits of its git blob hash
 CC = "cc:"  # + variant, and + variant:kernel / variant:ebpf for the provider kind
-CONTEST_BUILD = "contest-build"  # the worker builds contest submissions
-OPENFLOW = "openflow-switch"  # Open vSwitch runs there (the PRR experiment's network)
-CONTROLLER = "controller:"  # + pox / os-ken: an OpenFlow controller that can start there
+# The run kinds and scheme families name the others they need and offer (a switch, a
+# controller, boxed builds), and say what a worker lacking one must do
+# (RunKind.explain_need, a family module's `explain_need`).
 
 
 def trace_resource(name: str, sha1: str) -> str:

@@ -76,6 +76,25 @@ def analysis_version() -> str:
     return _union(code_identity.identity(metrics_roots(kind)) for kind in KINDS.values())
 
 
+def explain_need(resource: str) -> str | None:
+    """What a worker lacking `resource` lacks and the fix, as the kind or scheme family that
+    needs it says (None: nobody's)."""
+    from schemes.registry import explain_need as scheme_explains
+    for kind in KINDS.values():
+        text = kind.explain_need(resource)
+        if text:
+            return text
+    return scheme_explains(resource)
+
+
+def native_programs() -> list[tuple[str, str]]:
+    """(component, program) of every native program some kind of run starts."""
+    components: set[str] = set()
+    for kind in KINDS.values():
+        components.update(code_identity.identity(kind.code_roots(None)).native)
+    return [(c, name) for c in sorted(components) for name in code_identity.native_executables(c)]
+
+
 def _union(identities: Any) -> str:
     files: dict[str, str] = {}
     for ident in identities:

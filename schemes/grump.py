@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.artifacts import GRUMP_PORT
 from core.paths import REPO_ROOT, ProjectPaths
 from core.endpoints import Endpoints
 from schemes.native_pair import NativePairScheme
@@ -20,6 +19,7 @@ from schemes.table import SchemeEntry, SchemeParameterError
 # The native programs this module starts (the datagrump sender and receiver): hashed into
 # the id of every run that imports it (core/code_identity.py).
 NATIVE = ("grump",)
+PORT = 9000  # the datagram receiver's
 
 if TYPE_CHECKING:
     from core.runspec import RunSpec
@@ -94,11 +94,11 @@ class GrumpScheme(NativePairScheme):
         self.receiver_bin = paths.native_binary("grump", "grump-receiver")
 
     def receiver_args(self, ends: Endpoints) -> list[str]:
-        return [str(self.receiver_bin), "--port", str(GRUMP_PORT),
+        return [str(self.receiver_bin), "--port", str(PORT),
                 "--stats", self.stats_path(ends, self.receiver_label)]
 
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
-        args = [str(self.sender_bin), "--host", ends.receiver_ip, "--port", str(GRUMP_PORT),
+        args = [str(self.sender_bin), "--host", ends.receiver_ip, "--port", str(PORT),
                 "--controller", self.controller, "--duration-s", f"{duration_s:g}",
                 "--stats", self.stats_path(ends, self.sender_label)]
         for name, value in sorted(self.params.items()):

@@ -7,8 +7,10 @@ parameter checking, the run factory and figure labels all read from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
+from core.checks import Check
 from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
@@ -22,8 +24,8 @@ __all__ = ["SchemeParameterError", "UnknownScheme", "TCP_VARIANTS", "all_entries
            "scheme_entry", "known_schemes", "accepted_params", "check_params", "make_scheme",
            "shared_params", "scheme_needs", "scheme_module", "SCHEME_REGISTRY"]
 
-FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = (tcp.TABLE, tcp_aqm.TABLE, grump.TABLE,
-                                                 sprout.TABLE, submission.TABLE)
+FAMILY_MODULES: tuple[ModuleType, ...] = (tcp, tcp_aqm, grump, sprout, submission)
+FAMILIES: tuple[tuple[SchemeEntry, ...], ...] = tuple(f.TABLE for f in FAMILY_MODULES)
 
 TCP_VARIANTS = tcp.TCP_VARIANTS
 
@@ -82,6 +84,29 @@ def scheme_needs(spec: RunSpec) -> dict[str, float]:
     """What a run of the spec's scheme needs of a cluster worker (its entry's `needs`)."""
     entry = scheme_entry(spec.scheme)
     return dict(entry.needs(spec)) if entry.needs is not None else {}
+
+
+def explain_need(resource: str) -> str | None:
+    """What a worker lacking `resource`, a scheme family's need, lacks and the fix."""
+    for family in FAMILY_MODULES:
+        text = family.explain_need(resource) if hasattr(family, "explain_need") else None
+        if text:
+            return str(text)
+    return None
+
+
+def worker_offers(paths: ProjectPaths) -> list[str]:
+    """What the scheme families offer their runs on this machine as a cluster worker, beyond
+    congestion controls (a family module may define `worker_offers(paths)`)."""
+    return [t for family in FAMILY_MODULES
+            for t in (family.worker_offers(paths) if hasattr(family, "worker_offers") else [])]
+
+
+def doctor_checks(paths: ProjectPaths) -> list[Check]:
+    """What the scheme families need of this machine beyond the common checks (a family
+    module may define `doctor_checks(paths)`)."""
+    return [c for family in FAMILY_MODULES
+            for c in (family.doctor_checks(paths) if hasattr(family, "doctor_checks") else [])]
 
 
 def make_scheme(spec: RunSpec, paths: ProjectPaths) -> Scheme:

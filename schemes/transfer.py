@@ -19,7 +19,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from core.artifacts import TRANSFER_PORT
 from core.endpoints import Endpoints
 from core.errors import RunInvalid
 from schemes.base import ManagedProcess, Scheme, SchemeUnavailable, StillRunning
@@ -32,7 +31,7 @@ log = logging.getLogger(__name__)
 
 PYTHON = "/usr/bin/python3"
 ENDPOINT = Path(__file__).resolve().with_name("transfer_endpoint.py")
-SERVER_PORT = TRANSFER_PORT
+SERVER_PORT = 5001  # the transfer's receiver
 RECEIVER_JSON = "transfer-receiver.json"
 SENDER_JSON = "transfer-sender.json"
 LISTEN_TIMEOUT_S = 5.0

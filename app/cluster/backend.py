@@ -36,12 +36,12 @@ from app.cluster.submission import ShippedSubmission
 from app.cluster.worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
 from app.cluster.archive import ArchiveError, Committer
 from core.settings import SettingError
-from runkinds.registry import measurement_version
+from runkinds.registry import explain_need, measurement_version
 from core.errors import Unavailable
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
-from core.worker_resources import CC, CODE, CONTEST_BUILD, CONTROLLER, OPENFLOW, RUNS, TRACE
+from core.worker_resources import CC, CODE, RUNS, TRACE
 
 log = logging.getLogger(__name__)
 
@@ -121,17 +121,8 @@ def unservable(needs: Mapping[str, float],
             parts.append(f"trace {k[len(TRACE):]} (name@hash; run ./setup/install.sh there)")
         elif k.startswith(CC):
             parts.append(f"congestion control {k[len(CC):]} (see ./repro doctor there)")
-        elif k == OPENFLOW:
-            parts.append("Open vSwitch running (the PRR experiment's switch: ./setup/install.sh "
-                         "and ./setup/start-ovs.sh there, then restart its `repro worker`)")
-        elif k.startswith(CONTROLLER):
-            parts.append(f"the OpenFlow controller {k[len(CONTROLLER):]} (./setup/install.sh "
-                         "there; or plan the run with the other one: --controller)")
-        elif k == CONTEST_BUILD:
-            parts.append("contest builds in boxes (bubblewrap, the box users and our native "
-                         "libraries: ./setup/install.sh there, then restart its `repro worker`)")
         else:
-            parts.append(k)
+            parts.append(explain_need(k) or k)
     return "no worker can serve this run: none has " + "; ".join(parts)
 
 

@@ -13,7 +13,6 @@ nothing else is tried in its place.
 """
 from __future__ import annotations
 
-import os
 import socket
 import time
 from dataclasses import dataclass, field
@@ -26,9 +25,7 @@ from core.paths import ProjectPaths
 from core.results import read_json, write_json
 from schemes.base import SchemeUnavailable
 from schemes.submission.api import SubmissionRefused
-from schemes.submission.box_check import box_probe
-from schemes.submission.build import (BuildResult, binary_path, build, build_inputs_missing,
-                                      builds_dir)
+from schemes.submission.build import BuildResult, binary_path, build, builds_dir
 from schemes.submission.sources import Sources
 
 BUILD_RECORD = "build.json"
@@ -63,18 +60,6 @@ class WorkerBuild:
 def sandbox_build(sources: Sources, api: int, paths: ProjectPaths) -> BuildResult:
     """The local submit's build: in a box of its own, with the build's limits."""
     return build(sources, api, paths)
-
-
-def cannot_build(paths: ProjectPaths) -> str | None:
-    """Why this machine cannot build and run submissions (not root, no box can be made or
-    it does not isolate, our libraries not built), or None. Makes a box to see."""
-    if os.geteuid() != 0:
-        return ("not root: submissions are built and run in boxes, which takes root (start "
-                "`repro worker` with sudo)")
-    probe = box_probe(paths)
-    if not probe.ok:
-        return probe.detail
-    return build_inputs_missing(paths)
 
 
 def compiler_message(log: str) -> str:

@@ -26,7 +26,6 @@ run.
 from __future__ import annotations
 
 import ctypes
-import functools
 import json
 import logging
 import os
@@ -43,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.cluster.submission import ShippedSubmission, build_on_worker, cannot_build
+from app.cluster.submission import ShippedSubmission, build_on_worker
 from app.cluster.archive import RunArchive, pack
 from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
@@ -51,8 +50,7 @@ from core.processes import pid_alive
 from core.results import FAILED
 from core.runspec import RunSpec
 from core.traces import TraceError, TraceSet
-from core.worker_resources import (CC, CODE, CONTEST_BUILD, RUNS, TRACE,
-                                   file_sha256, trace_resource)
+from core.worker_resources import CC, CODE, RUNS, TRACE, file_sha256, trace_resource
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +59,6 @@ STARTED_TOPIC = "netrepro-run-started"  # worker events: one per attempt started
 CHILD_EXIT_GRACE_S = 30.0
 POLL_S = 0.5
 PR_SET_PDEATHSIG = 1
-
-
-@functools.lru_cache(maxsize=None)
-def contest_build_problem(paths: ProjectPaths) -> str | None:
-    """Why this worker cannot build and run submissions in boxes, or None (its probe box is
-    made once per worker process)."""
-    return cannot_build(paths)
 
 
 def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, float]:
@@ -87,8 +78,8 @@ def capabilities(paths: ProjectPaths, traces: TraceSet, jobs: int) -> dict[str, 
         if provider is not None:
             tokens.append(CC + variant)
             tokens.append(f"{CC}{variant}:{'ebpf' if provider == 'ebpf' else 'kernel'}")
-    if contest_build_problem(paths) is None:
-        tokens.append(CONTEST_BUILD)
+    from schemes.registry import worker_offers
+    tokens += worker_offers(paths)
     from runkinds.registry import KINDS
     for kind in KINDS.values():
         tokens += kind.worker_offers(paths)

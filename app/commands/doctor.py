@@ -10,33 +10,18 @@ import os
 import shutil
 import socket
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from app.commands.shared import traces_of
+from core.checks import INSTALL, Check
 from core.paths import ProjectPaths
 from core.traces import TraceError, TraceSet
 
+__all__ = ["Check", "run_doctor"]
+
 NAME = "doctor"
 PYTHON = "/usr/bin/python3"
-INSTALL = "run ./setup/install.sh as root"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    required: bool = True
-
-    def line(self) -> str:
-        tag = "ok" if self.ok else ("FAIL" if self.required else "warn")
-        text = f"[{tag:>4}] {self.name}: {self.detail}"
-        if not self.ok and self.fix:
-            text += f"\n       fix: {self.fix}"
-        return text
 
 
 def _run(args: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
@@ -54,7 +39,7 @@ def check_python() -> list[Check]:
     for module, required, why in (("mininet", True, "topologies"), ("numpy", True, "metrics"),
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
-                                  ("pytest", True, "tests"), ("os_ken", False, "PRR controller"),
+                                  ("pytest", True, "tests"),
                                   ("distributed", False, "--cluster and repro worker")):
         result = _run([PYTHON, "-c",
                        f"import {module}; print(getattr({module}, '__version__', ''))"])
@@ -81,17 +66,15 @@ def check_commands() -> list[Check]:
 
 
 def check_native(paths: ProjectPaths) -> list[Check]:
+    """Every native program some kind of run starts (the modules that start one declare it:
+    core/code_identity.py)."""
+    from runkinds.registry import native_programs
     checks = []
-    for component, name, required in (("link", "netrepro-link", True),
-                                      ("probe", "netrepro-cpu-probe", True),
-                                      ("grump", "grump-sender", True),
-                                      ("grump", "grump-receiver", True),
-                                      ("sprout", "sprout-sender", False),
-                                      ("sprout", "sprout-receiver", False)):
+    for component, name in native_programs():
         path = paths.build_dir / component / name
         checks.append(Check(f"built {name}", path.is_file(),
                             str(path.relative_to(paths.root)) if path.is_file() else "not built",
-                            INSTALL, required))
+                            INSTALL))
     return checks
 
 
@@ -151,16 +134,13 @@ def check_experiment_kernels(paths: ProjectPaths, traces: TraceSet) -> list[Chec
             for c in experiment_capabilities(all_experiments(traces), resolver)]
 
 
-def check_ovs() -> list[Check]:
-    if shutil.which("ovs-vsctl") is None:
-        return [Check("Open vSwitch", False, "ovs-vsctl not installed (PRR experiment)",
-                      INSTALL, required=False)]
-    result = _run(["ovs-vsctl", "--timeout=3", "show"])
-    if result.returncode != 0:
-        return [Check("Open vSwitch", False, "ovsdb-server/ovs-vswitchd not running "
-                      "(PRR experiment)", "./setup/start-ovs.sh", required=False)]
-    datapath = "kernel" if Path("/sys/module/openvswitch").exists() else "userspace (netdev)"
-    return [Check("Open vSwitch", True, f"running, {datapath} datapath", required=False)]
+def check_kinds_and_schemes(paths: ProjectPaths) -> list[Check]:
+    """What each kind of run and each scheme family needs of this machine beyond the common
+    checks (a switch, a controller, a box for submitted code): they say."""
+    from runkinds.registry import KINDS
+    from schemes.registry import doctor_checks
+    return [c for kind in KINDS.values() for c in kind.doctor_checks(paths)] + \
+        doctor_checks(paths)
 
 
 def check_traces(traces: TraceSet, required_names: set[str]) -> list[Check]:
@@ -189,20 +169,13 @@ def required_traces(traces: TraceSet) -> set[str]:
     return {name for name in names if not name.startswith(FIXED_RATE_PREFIX)}
 
 
-def check_contest_box(paths: ProjectPaths) -> list[Check]:
-    """`repro contest submit` builds and runs submitted code in boxes: one is made and probed."""
-    from schemes.submission.box_check import box_probe
-    probe = box_probe(paths)
-    return [Check("contest box", probe.ok, probe.detail, INSTALL, required=False)]
-
-
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     from app.commands.doctor_namespaces import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
         check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
         lambda: check_namespaces(paths), lambda: check_congestion_controls(paths),
-        lambda: check_experiment_kernels(paths, traces), check_ovs,
-        lambda: check_traces(traces, required_traces(traces)), lambda: check_contest_box(paths),
+        lambda: check_experiment_kernels(paths, traces), lambda: check_kinds_and_schemes(paths),
+        lambda: check_traces(traces, required_traces(traces)),
     ]
     failed = 0
     for group in groups:

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from app.commands.doctor import Check
+from core.checks import Check
 from core.paths import ProjectPaths
 
 TIMEOUT_S = 10.0

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from core.checks import Check
 from core.paths import ProjectPaths
 from core.run_kind import RunKind
 from core.runspec import RunSpec
@@ -78,6 +79,19 @@ class SwitchedPathKind(RunKind):
         if osken_available() is None:
             tokens.append(CONTROLLER + "os-ken")
         return tokens
+
+    def explain_need(self, resource: str) -> str | None:
+        if resource == OPENFLOW:
+            return ("Open vSwitch running (the switched path's switch: ./setup/install.sh and "
+                    "./setup/start-ovs.sh there, then restart its `repro worker`)")
+        if resource.startswith(CONTROLLER):
+            return (f"the OpenFlow controller {resource[len(CONTROLLER):]} (./setup/install.sh "
+                    "there; or plan the run with the other one: --controller)")
+        return None
+
+    def doctor_checks(self, paths: ProjectPaths) -> list[Check]:
+        from runkinds.switched_path import doctor
+        return doctor.checks(paths)
 
     def measure(self, spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                 meta: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from controllers.drop_plan import DropPlan
 from core.active_runs import ActiveRun
-from core.artifacts import RECEIVER_PCAP, SENDER_PCAP
+from runkinds.switched_path.options import RECEIVER_PCAP, SENDER_PCAP
 from core.endpoints import Endpoints
 from core.paths import ProjectPaths
 from core.runspec import RunSpec

@@ -22,6 +22,9 @@ OPTIONS = ("pattern", "size", "recovery", "controller", "bottleneck", "rtt")
 # of the path's MSS the receiver ever advertises (a cap: kernel/window_cap.py).
 OPTIONAL = ("sysctls", "rwnd")
 PATH_MSS = 1448  # 1500-byte MTU, IPv4, TCP with timestamps
+# The captures on both hosts (measure.py writes them, transfer_run.py reads them).
+SENDER_PCAP = "sender.pcap"
+RECEIVER_PCAP = "receiver.pcap"
 
 
 def switched_path_options(spec: RunSpec) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from runkinds.switched_path.drop_check import DropVerdict, verify_drops
 from analysis.recovery_episodes import recovery_episodes
 from analysis.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
-from core.artifacts import RECEIVER_PCAP, SENDER_PCAP
+from runkinds.switched_path.options import RECEIVER_PCAP, SENDER_PCAP
 from analysis.window_sanity import check_windows
 from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
 

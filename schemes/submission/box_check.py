@@ -6,6 +6,7 @@ cannot box submissions takes no contest trial).
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from core.paths import ProjectPaths
 from schemes.submission.box import Box, box_unavailable, bwrap_version
 from schemes.submission.box_cgroup import detect
 from schemes.submission.box_users import BoxUnavailable, pool
+from schemes.submission.build import build_inputs_missing
 from schemes.submission.limits import Limits
 
 PROBE_LIMITS = Limits(cpu_s=10, memory_bytes=256 << 20, file_bytes=1 << 20, processes=16,
@@ -62,3 +64,15 @@ def box_probe(paths: ProjectPaths) -> ProbeResult:
                        f"{detect().summary()}; a probe in a box ({user.name}) could not see "
                        f"the checkout, results/, var/, /root, /etc/shadow, /home and saw "
                        f"{procs} processes ({took:.2f} s)")
+
+
+def cannot_build(paths: ProjectPaths) -> str | None:
+    """Why this machine cannot build and run submissions (not root, no box can be made or
+    it does not isolate, our libraries not built), or None. Makes a box to see."""
+    if os.geteuid() != 0:
+        return ("not root: submissions are built and run in boxes, which takes root (start "
+                "`repro worker` with sudo)")
+    probe = box_probe(paths)
+    if not probe.ok:
+        return probe.detail
+    return build_inputs_missing(paths)

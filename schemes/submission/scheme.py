@@ -7,13 +7,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.artifacts import GRUMP_PORT
+from core.checks import INSTALL, Check
 from core.endpoints import Endpoints
 from core.errors import RunInvalid
 from core.paths import ProjectPaths
 from core.settings import Setting
 from schemes.base import SchemeUnavailable, StillRunning
-from schemes.grump import GrumpScheme
+from schemes.grump import PORT, GrumpScheme
 from schemes.submission.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
 from schemes.submission.build import BINARY, binary_path
 from schemes.submission.limits import Limits, run_limits, signal_name
@@ -62,7 +62,7 @@ class SubmissionScheme(GrumpScheme):
 
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
         """As the box sees them: the binary under /box, the statistics in /work."""
-        return [f"{RO}/{BINARY}", "--host", ends.receiver_ip, "--port", str(GRUMP_PORT),
+        return [f"{RO}/{BINARY}", "--host", ends.receiver_ip, "--port", str(PORT),
                 "--controller", "student", "--duration-s", f"{duration_s:g}",
                 "--stats", f"{WORK}/{self.sender_label}.json"]
 
@@ -142,6 +142,28 @@ class SubmissionScheme(GrumpScheme):
 # A cluster worker that builds and runs submissions in boxes offers this (schemes/submission/
 # box_check.py probes it); a submission's run asks for it.
 BUILDS = "contest-build"
+
+
+def worker_offers(paths: ProjectPaths) -> list[str]:
+    """A cluster worker that can build and run submissions in boxes offers their builds (a
+    probe box is made to see)."""
+    from schemes.submission.box_check import cannot_build
+    return [BUILDS] if cannot_build(paths) is None else []
+
+
+def explain_need(resource: str) -> str | None:
+    """What a worker lacking this family's resource lacks, and the fix."""
+    if resource == BUILDS:
+        return ("contest builds in boxes (bubblewrap, the box users and our native "
+                "libraries: ./setup/install.sh there, then restart its `repro worker`)")
+    return None
+
+
+def doctor_checks(paths: ProjectPaths) -> list[Check]:
+    """Submitted code is built and run in boxes: one is made and probed."""
+    from schemes.submission.box_check import box_probe
+    probe = box_probe(paths)
+    return [Check("contest box", probe.ok, probe.detail, INSTALL, required=False)]
 
 
 def _build(entry: SchemeEntry, spec: "RunSpec", paths: ProjectPaths) -> SubmissionScheme:

@@ -30,7 +30,9 @@ from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
 from core.runspec import RunSpec
 from core.traces import ManifestEntry, TraceSet
-from core.worker_resources import CODE, CONTEST_BUILD, RUNS, trace_resource
+from core.worker_resources import CODE, RUNS, trace_resource
+from schemes.submission import box_check
+from schemes.submission.scheme import BUILDS as CONTEST_BUILD
 from experiments.contest.board import contest_spec
 from schemes.submission.box_users import BoxUnavailable
 from schemes.submission.build import BINARY, BuildResult, binary_path
@@ -376,7 +378,7 @@ def test_without_root_local_workers_are_refused_and_a_worker_builds_nothing(
     args.cluster = "local:2"
     with pytest.raises(BoxUnavailable, match="takes root"):
         submit(args, paths, trace_set(tmp_path / "traces"))
-    why = cluster_submission.cannot_build(paths)
+    why = box_check.cannot_build(paths)
     assert why is not None and why.startswith("not root")
 
 
