@@ -6,6 +6,8 @@ Exit status: 0 success; 1 a run or check failed; 2 bad usage or input;
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import logging
 import os
 import signal
@@ -35,17 +37,42 @@ class OneLineErrors(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def paper_commands() -> tuple[ModuleType, ...]:
+    """Each paper's own command, experiments/<paper>/commands.py where a paper has one (a
+    module like app/commands/'s: NAME, add_parser, run), found rather than listed."""
+    from experiments.registry import paper_packages
+    found = []
+    for package in paper_packages():
+        name = f"experiments.{package}.commands"
+        if importlib.util.find_spec(name) is not None:
+            found.append(importlib.import_module(name))
+    return tuple(found)
+
+
+def build_parser(papers: bool = True) -> argparse.ArgumentParser:
+    """The command line; `papers=False` leaves the papers' own commands out (importing a
+    paper loads its figures' libraries: a common command need not wait for that)."""
     parser = OneLineErrors(prog="repro", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces-dir", default=os.environ.get("NETREPRO_TRACES"),
                         help="a directory holding the cellular traces (env NETREPRO_TRACES)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES:
+    for module in COMMAND_MODULES + (paper_commands() if papers else ()):
         module.add_parser(sub)
     internal.add_parsers(sub)
     return parser
+
+
+def _common_command(argv: list[str]) -> bool:
+    """Whether the command asked for is one of app/commands/' own (not a paper's)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--traces-dir":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word in COMMANDS
+    return False
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
@@ -63,7 +90,7 @@ COMPLETIONS: dict[str, Callable[[argparse.Namespace, list[str], type], None]] = 
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = build_parser()
+    parser = build_parser(papers=not _common_command(argv))
     args, rest = parser.parse_known_args(argv)
     completion = COMPLETIONS.get(args.command)
     if completion is not None:
@@ -84,7 +111,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
     try:
-        return COMMANDS[args.command](args, ProjectPaths())
+        command = COMMANDS.get(args.command) or \
+            {m.NAME: m.run for m in paper_commands()}[args.command]
+        return command(args, ProjectPaths())
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

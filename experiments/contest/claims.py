@@ -31,7 +31,7 @@ from analysis.claims.measures import MEAN_OF_DIFFERENCES, ColumnMean, PerGroupCo
 from analysis.claims.model import (BOTH, FAIL, FULL, NOT_RUN, ORDERING, PASS, SHAPE, Check,
                                    Claim, OneOf, Outcome, Row, Tolerance, to_number, value_of,
                                    where)
-from analysis.frontier import RegionPoint, position
+from experiments.contest.frontier import RegionPoint, position
 from experiments.contest.families import FIXED_WINDOW
 from experiments.contest.warmup_a_reference import BDP_PACKETS
 
@@ -83,8 +83,8 @@ class Saturation(Check):
 @dataclass(frozen=True)
 class OnFrontier(Check):
     """The row whose `name_column` is `subject` is a vertex of the population's frontier
-    (analysis/frontier.py: the upper-left convex hull of throughput against log delay), or
-    its throughput falls short of the frontier's at its delay by at most `max_shortfall`."""
+    (experiments/contest/frontier.py: the upper-left convex hull of throughput against log
+    delay), or its throughput falls short of the frontier's at its delay by at most `max_shortfall`."""
 
     subject: str
     max_shortfall: float

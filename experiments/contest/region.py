@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.coverage import Coverage, missing_notes
-from analysis.frontier import RegionPoint, convex_frontier, pareto_efficient
+from experiments.contest.frontier import RegionPoint, convex_frontier, pareto_efficient
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, save
 from analysis.scheme_labels import scheme_style

@@ -24,7 +24,7 @@ from analysis.claims.checks import (LOWEST, OTHER_MEANS, Below, ExtremePerGroup,
                                     NeverDominates, NumberCheck, Slack)
 from analysis.claims.measures import MEAN_OF_RATIOS, RATIO_OF_MEANS, PerGroupComparison
 from analysis.claims.model import BOTH, FULL, Cause, Claim, Tolerance, where
-from analysis.tradeoff import DELAY_FLOOR_MS
+from experiments.sprout.tradeoff_points import DELAY_FLOOR_MS
 from experiments.sprout.all_links import PAPER_LINKS, AllLinks
 
 TABLE = "Sprout NSDI'13, §1 summary table (averaged over the 8 links of Figure 7)"

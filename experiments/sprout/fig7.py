@@ -27,12 +27,12 @@ from analysis.plotting import new_figure, new_grid, save
 from runkinds.trace_path.metrics import REVERSE
 from analysis.scheme_labels import display_name
 from analysis.scored_span import LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from experiments.sprout.speedup_table import PaperValue, speedup_table, write_table_csv, \
     write_table_markdown
 from analysis.summary import write_csv
-from analysis.tradeoff import DELAY_FLOOR_MS, TradeoffPoint, points_by
-from analysis.tradeoff_plot import PublishedPoint, draw_panel, series_per_scheme, \
+from experiments.sprout.tradeoff_points import DELAY_FLOOR_MS, TradeoffPoint, points_by
+from experiments.sprout.tradeoff_plot import PublishedPoint, draw_panel, series_per_scheme, \
     shared_legend
 from core.results import ExperimentStore
 from core.run_span import RunSpan

@@ -18,10 +18,10 @@ from typing import Any, Mapping, Sequence
 from analysis.coverage import missing_notes
 from analysis.plotting import new_figure, save
 from analysis.scheme_labels import display_name, scheme_style
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from analysis.summary import RunRecord, write_csv
-from analysis.tradeoff import points_by
-from analysis.tradeoff_plot import PublishedPoint, Series, draw_panel, series_per_scheme
+from experiments.sprout.tradeoff_points import points_by
+from experiments.sprout.tradeoff_plot import PublishedPoint, Series, draw_panel, series_per_scheme
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from core.traces import TraceSet

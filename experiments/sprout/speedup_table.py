@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 from analysis.scheme_labels import display_name, scheme_label
 from analysis.summary import write_csv
-from analysis.tradeoff import TradeoffPoint
+from experiments.sprout.tradeoff_points import TradeoffPoint
 
 NOT_REPORTED = "not reported here"
 NO_RESULT = "no result"

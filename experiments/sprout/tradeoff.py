@@ -7,7 +7,7 @@ point), the first minute of each run played but not scored; a full run plays the
 trace of the pair once, the shorter one looping, and is scored to the end of the shorter
 trace (`scored_span`, analysis/scored_span.py: the paper's Cellsim played each trace once,
 so its runs had no feedback past the shorter trace's end). Quick mode plays one stretch of
-each trace pair (analysis/stretch.py: an offset into the traces, a warm-up, the scored
+each trace pair (experiments/sprout/stretch.py: an offset into the traces, a warm-up, the scored
 part), the same for every scheme. `one_way` runs load one direction per run (data one way,
 ACKs or feedback the other), as netrepro did before; `trace_play=once` plays each trace of a
 full run once, as the paper's Cellsim did. The mode, the play, the warm-up and the offset
@@ -26,10 +26,10 @@ from analysis.metrics import MetricsError
 from runkinds.trace_path.metrics import REVERSE
 from analysis.scored_span import DESCRIPTION as SPAN_DESCRIPTION
 from analysis.scored_span import RULES, SHORTER_TRACE
-from analysis.self_inflicted import OmniscientReferences
-from analysis.stretch import representative_offset_ms
+from experiments.sprout.self_inflicted import OmniscientReferences
+from experiments.sprout.stretch import representative_offset_ms
 from analysis.summary import RunRecord, write_csv
-from analysis.tradeoff import run_row
+from experiments.sprout.tradeoff_points import run_row
 from core.run_span import BOTH, DIRECTIONS, LOOP, ONCE, ONE, TRACE_PLAY
 from core.run_span import OFFSET_S as OFFSET_OPTION
 from core.run_span import WARMUP_S as WARMUP_OPTION
@@ -133,7 +133,7 @@ class TradeoffExperiment(Experiment):
         return out / "once" if self.trace_play == ONCE else out
 
     def quick_offset_s(self, down: str, up: str) -> float:
-        """The stretch's offset into a trace pair (analysis/stretch.py); 0 when a trace is
+        """The stretch's offset into a trace pair (experiments/sprout/stretch.py); 0 when a trace is
         missing (its runs fail anyway)."""
         key = (down, up)
         if key not in self._offsets:

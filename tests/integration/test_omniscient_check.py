@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from app.executor import execute
 from core.runspec import RunSpec, make_params
 

@@ -13,7 +13,8 @@ from analysis.claims.checks import EveryGroup, Monotone, Pair, RankChanges, Slac
 from analysis.claims.model import (FAIL, FULL, NOT_RUN, PASS, QUICK, Claim, ClaimDeclarationError,
                                    evaluate_all)
 from core.traces import TraceSet
-from analysis.frontier import RegionPoint, convex_frontier, frontier_throughput, pareto_efficient
+from experiments.contest.frontier import (RegionPoint, convex_frontier, frontier_throughput,
+                                          pareto_efficient)
 from core.results import ExperimentStore
 from experiments.contest.board import Contest
 from experiments.contest.claims import OnFrontier

@@ -10,8 +10,8 @@ from matplotlib import pyplot as plt  # noqa: E402
 
 from analysis.fidelity import (MAX_LATENESS_P99_US, lateness_ok, lateness_p99_us,  # noqa: E402
                                worst_lateness_p99_us)
-from analysis.tradeoff import point_of  # noqa: E402
-from analysis.tradeoff_plot import draw_panel, series_per_scheme  # noqa: E402
+from experiments.sprout.tradeoff_points import point_of  # noqa: E402
+from experiments.sprout.tradeoff_plot import draw_panel, series_per_scheme  # noqa: E402
 from core.cpu_steal import StealMeter, cpu_times  # noqa: E402
 
 

@@ -1,5 +1,8 @@
 """Layers import downward only: base < measurement < analysis < experiments < app.
 
+A paper's own command (experiments/<paper>/commands.py) is app code kept in its paper's
+folder: it is judged as the app layer, and only the app finds it (app/cli.py, by name).
+
 Read from the source with `ast` (every import, also those inside functions), so
 a lazy import cannot hide an upward dependency. What a layer needs from above
 (the trace set, the experiment list) is passed in as an argument instead.
@@ -22,12 +25,12 @@ LAYERS = {
                         # captures, the hosts' TCP buffers and offloads
     "controllers": 1,   # measurement: OpenFlow drop plans and their adapters
     "analysis": 2,      # reads artifacts only
-    "runkinds": 3,      # one run kind per kind of network: its measurement and its metrics
-    "experiments": 3,   # one package per paper
-    "app": 4,           # cli, runner, executor, doctor, cleanup, report
-    "bench": 4,         # benchmarks, run from the CLI
+    "runkinds": 3,      # one package per kind of network: its measurement and its metrics
+    "experiments": 4,   # one package per paper
+    "app": 5,           # cli, runner, executor, doctor, cleanup, report
+    "bench": 5,         # benchmarks, run from the CLI
 }
-LAYER_NAMES = ("base", "measurement", "analysis", "experiments", "app")
+LAYER_NAMES = ("base", "measurement", "analysis", "run kinds", "experiments", "app")
 
 
 def imported_packages(path: Path) -> list[tuple[int, str]]:
@@ -42,16 +45,42 @@ def imported_packages(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+# A file of a package whose path matches this is the app's, wherever it lives.
+APP_FILES = ("experiments/*/commands.py",)
+
+
+def layer_of(path: Path, root: Path, package: str) -> int:
+    rel = path.relative_to(root)
+    if any(rel.match(pattern) for pattern in APP_FILES):
+        return LAYERS["app"]
+    return LAYERS[package]
+
+
 def upward_imports(root: Path) -> list[str]:
     problems = []
-    for package, layer in LAYERS.items():
+    for package in LAYERS:
         for path in sorted((root / package).rglob("*.py")):
+            layer = layer_of(path, root, package)
             for line, target in imported_packages(path):
                 if LAYERS.get(target, -1) > layer:
                     problems.append(
                         f"{path.relative_to(root)}:{line}: {LAYER_NAMES[layer]} ({package}) "
                         f"imports {target} ({LAYER_NAMES[LAYERS[target]]}), a layer above it")
     return problems
+
+
+def test_no_module_imports_a_papers_command() -> None:
+    """A paper's command is the app's: app/cli.py finds it by name, nothing imports it."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.relative_to(ROOT).parts[0] in ("var", "build", "results"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                      if n.startswith("experiments.") and n.endswith(".commands")]
+    assert found == []
 
 
 def test_every_package_has_a_layer() -> None:

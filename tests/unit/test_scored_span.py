@@ -1,6 +1,6 @@
 """The paper's scoring: a run's first part skipped, the rest scored up to where the chosen rule
 ends it (analysis/metrics.py, analysis/scored_span.py), and a quick run's stretch
-(analysis/stretch.py)."""
+(experiments/sprout/stretch.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ from analysis.metrics import MetricsError, link_metrics
 from analysis.scored_span import (LAST_DELIVERY, SENDERS_STOP, SHORTER_TRACE, SPANS_KEY,
                                   WHOLE_RUN, direction_metrics, rule_log, span_blocks,
                                   until_ms)
-from analysis.stretch import representative_offset_ms
+from experiments.sprout.stretch import representative_offset_ms
 
 
 def _log() -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from analysis.metrics import MetricsError
-from analysis.self_inflicted import OmniscientReferences, signal_axis, span_ms
+from experiments.sprout.self_inflicted import OmniscientReferences, signal_axis, span_ms
 from core.runspec import RunSpec
 from core.traces import TraceMissing
 from tests.unit.fake_runs import trace_set, write_trace

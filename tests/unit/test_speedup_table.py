@@ -7,7 +7,7 @@ import pytest
 
 from experiments.sprout.speedup_table import (NOT_REPORTED, PaperValue, panel_ratios, speedup_table,
                                               table_markdown, write_table_csv)
-from analysis.tradeoff import TradeoffPoint
+from experiments.sprout.tradeoff_points import TradeoffPoint
 
 
 def pt(scheme: str, thr: float, delay: float, provider: str | None = None) -> TradeoffPoint:

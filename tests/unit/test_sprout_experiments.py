@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from core.results import ExperimentStore
 from core.settings import SettingError
 from app.runner import PER_RUN_OVERHEAD_S
@@ -246,7 +246,7 @@ def test_the_papers_own_points_give_its_summary_table(fig7: SproutFig7) -> None:
 
 
 def test_substitute_panels_compare_the_paper_as_ratios(fig7: SproutFig7) -> None:
-    from analysis.tradeoff import TradeoffPoint
+    from experiments.sprout.tradeoff_points import TradeoffPoint
     verizon = fig7.panels()[0]
     assert verizon.substitute
     ours = {"sprout": TradeoffPoint("sprout", 1, 2.0, 0.0, 50.0, 0.0)}

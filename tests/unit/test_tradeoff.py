@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from analysis.summary import finished_runs
-from analysis.tradeoff import DELAY_FLOOR_MS, point_of, points_by, run_row
+from experiments.sprout.tradeoff_points import DELAY_FLOOR_MS, point_of, points_by, run_row
 from core.results import ExperimentStore
 from core.runspec import RunSpec
 from tests.unit.fake_runs import add_done, trace_set, write_trace

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from analysis.fidelity import MAX_LATENESS_P99_US
 from analysis.plotting import reversed_log_delay_axis
 from analysis.scheme_labels import SchemeStyle, scheme_style
-from analysis.tradeoff import DELAY_FLOOR_MS, TradeoffPoint
+from experiments.sprout.tradeoff_points import DELAY_FLOOR_MS, TradeoffPoint
 
 DELAY_LABEL = "self-inflicted delay (ms, log scale, reversed)"
 THROUGHPUT_LABEL = "throughput (Mbit/s)"

@@ -11,7 +11,7 @@ from analysis.fidelity import worst_lateness_p99_us
 from analysis.omniscient import self_inflicted_delay_ms
 from analysis.scheme_labels import scheme_label
 from analysis.scored_span import WHOLE_RUN, direction_metrics
-from analysis.self_inflicted import OmniscientReferences
+from experiments.sprout.self_inflicted import OmniscientReferences
 from analysis.summary import RunRecord
 from core.run_span import OFFSET_S, WARMUP_S, both_directions
 

@@ -2,12 +2,11 @@
 through a trace's outages, and split into its parts for a flow whose feedback crosses the
 other direction (docs/sprout-fig7.md, "AT&T LTE: the span, the outage and the ACK path").
 
-    python3 -m analysis.outage_study window RUN [RUN ...] --direction uplink \\
+    ./repro outage-study window RUN [RUN ...] --direction uplink \\
         --from-s 785 --to-s 875 --out FIGURE.png [--label NAME ...]
-    python3 -m analysis.outage_study outages RUN [RUN ...] --direction uplink [--label ...]
-    python3 -m analysis.outage_study parts RUN --direction downlink [--until-s 786.1] \\
-        [--out FIGURE.png]
-    python3 -m analysis.outage_study drain RUN [RUN ...] --direction uplink --at-s 865.914
+    ./repro outage-study outages RUN [RUN ...] --direction uplink [--label ...]
+    ./repro outage-study parts RUN --direction downlink [--until-s 786.1] [--out FIGURE.png]
+    ./repro outage-study drain RUN [RUN ...] --direction uplink --at-s 865.914
 
 A RUN is a finished trace-path run's folder. The downlink of a run that loaded both
 directions is its data.log (data over the `.down` trace), the uplink its ack.log; a one-way
@@ -388,12 +387,19 @@ def drain_lines(direction: Direction, at_ms: int, count: int) -> list[str]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m analysis.outage_study",
-                                     description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+STUDIES = {
+    "window": "each run's per-ms delay over a stretch, beside the omniscient protocol's",
+    "outages": "one row per outage of the trace: each run's excess in it and after",
+    "parts": "one direction's per-ms delay split into the sender's wait and the queue",
+    "drain": "the queue when the link comes back, and what the next opportunities carried",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The study's own subcommands (`./repro outage-study --help`)."""
+    sub = parser.add_subparsers(dest="study", required=True, metavar="STUDY")
     for name in ("window", "outages", "parts", "drain"):
-        p = sub.add_parser(name)
+        p = sub.add_parser(name, help=STUDIES[name])
         p.add_argument("runs", nargs="+", help="finished run folders")
         p.add_argument("--direction", choices=(DOWNLINK, UPLINK), required=True)
         p.add_argument("--label", action="append", help="a name per run, in order")
@@ -408,15 +414,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.add_argument("--from-s", type=float, default=60.0)
             p.add_argument("--until-s", type=float)
             p.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
-    traces = TraceSet.for_project()
+
+
+def run(args: argparse.Namespace, traces: TraceSet) -> int:
     runs = _runs(args, traces)
-    if args.command == "window":
+    if args.study == "window":
         lo, hi = int(args.from_s * 1000), int(args.to_s * 1000)
         print("\n".join(window_counts(runs, lo, hi)))
         if args.out:
             window_figure(runs, lo, hi, args.out)
-    elif args.command == "outages":
+    elif args.study == "outages":
         for gap in outages(runs[0].opportunities()):
             cells = []
             for run in runs:
@@ -427,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"({e.ms_above_after} after)")
             print(f"{gap.start_ms / 1000:8.1f}-{gap.end_ms / 1000:8.1f} s "
                   f"({gap.length_ms / 1000:5.1f} s) | " + " | ".join(cells))
-    elif args.command == "drain":
+    elif args.study == "drain":
         at = int(args.at_s * 1000)
         for run in runs:
             print("\n".join(drain_lines(run, at, args.count)))
@@ -438,7 +445,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.out:
                 parts_figure(run, int(args.from_s * 1000), until, args.out)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
