@@ -84,7 +84,8 @@ class Saturation(Check):
 class OnFrontier(Check):
     """The row whose `name_column` is `subject` is a vertex of the population's frontier
     (experiments/contest/frontier.py: the upper-left convex hull of throughput against log
-    delay), or its throughput falls short of the frontier's at its delay by at most `max_shortfall`."""
+    delay), or its throughput falls short of the frontier's at its delay by at most
+    `max_shortfall`."""
 
     subject: str
     max_shortfall: float
