@@ -111,7 +111,7 @@ def coverage(store: ExperimentStore, matrix: MatrixFn,
     quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
     # A run the quick pass also plans (an experiment whose quick matrix is a subset of
     # the full one) does not make the record a full one.
-    # A run another experiment shared (the leaderboard's whole-trace Sprout run is in the
+    # A run another experiment shared (a leaderboard's whole-trace baseline run is in the
     # training-vs-testing full matrix) does not make a finished quick pass a full one either.
     in_quick = {c.spec for c in quick.cells}
     full_done, quick_done = sum(c.done for c in full.cells), sum(c.done for c in quick.cells)

@@ -6,7 +6,7 @@ everything is returned in its sequence space relative to the first data byte
 (byte 0 is the byte after the SYN), so two captures of the same connection
 line up.
 
-Definitions (what the PRR figure plots):
+Definitions (what a time-sequence figure plots):
 
 - Data segment: a segment of the data direction with payload.
 - Retransmission: a data segment whose whole range was sent before (it ends

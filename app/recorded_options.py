@@ -1,7 +1,7 @@
 """The options an experiment's results were run with, recorded beside them.
 
-`repro run` decides every choice the machine makes before it plans (PRR's
-`--controller auto` becomes the controller that serves there, sprout-fig7's
+`repro run` decides every choice the machine makes before it plans (a
+`--controller auto` becomes the controller that serves there, a
 `--substitute auto` the trace pair it finds: `Experiment.resolved_options`), plans
 the runs from those values and writes them to `results/<experiment>/options.json`.
 

@@ -27,7 +27,7 @@ from experiments.base import Experiment
 
 log = logging.getLogger(__name__)
 
-# Set-up, teardown and analysis around each run's span (measured alone: 1.3 s for Sprout,
+# Set-up, teardown and analysis around each run's span (measured alone: 1.3 s for a datagram scheme,
 # 2.6 s for TCP, whose sender is stopped a second after the span).
 PER_RUN_OVERHEAD_S = 3.0
 CHILD_EXIT_GRACE_S = 30.0
@@ -179,7 +179,7 @@ class MatrixRunner:
             weights.update(mine)
             queue += list(mine)
         # Longest first: a long run started last would hold the pass open alone. The plan
-        # lines simulate the slots in this order (a full sprout-fig7 at 13 side by side:
+        # lines simulate the slots in this order (a full pass of 36 trace runs at 13 side by side:
         # 50 min 31 s measured in matrix order, 50 min 17 s simulated, where the sum of its
         # runs over 13 slots said 36 min; longest first, 48 min 56 s). Runs that take
         # several slots go before the rest (start_order).

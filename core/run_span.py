@@ -2,17 +2,17 @@
 
 A run's link serves both directions from its start (trace time `offset`) for `span_ms`, and
 nothing after (`netrepro-link --span-ms`). Each direction's trace loops when it runs out
-before the span ends, as mahimahi and the Sprout paper's Cellsim play a trace, so feedback
+before the span ends, as mahimahi and Cellsim play a trace, so feedback
 never stops mid-run:
 
 - a full run (`duration_s` None) lasts one pass of the data trace when one direction is
-  loaded, and one pass of the LONGER trace when both are (`directions=both`, the Sprout
-  paper's mode: the shorter trace loops; on AT&T LTE the 786-s downlink trace loops to
-  the uplink's 1,012 s);
+  loaded, and one pass of the LONGER trace when both are (`directions=both`, as the
+  cellular links were measured: the shorter trace loops; on AT&T LTE the 786-s downlink
+  trace loops to the uplink's 1,012 s);
 - a run with a duration lasts that long, from `offset_s` into both traces (a quick run's
   stretch: the same for every scheme).
 
-With `trace_play=once` (the Sprout paper's Cellsim of 2012, which had no looping), a full run
+With `trace_play=once` (Cellsim of 2012, which had no looping), a full run
 still lasts the longer trace, but each direction's trace plays once: a direction whose trace
 ends first serves nothing after its end (`netrepro-link --once`), and what reaches it then is
 not delivered, so the other direction loses its feedback there.

@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
     one.add_argument("--scheme", required=True)
     add_scheme_flags(one)  # --window, --confidence, --cc-impl...: from the scheme tables
     one.add_argument("--both-directions", action="store_true",
-                     help="load both directions at once (the Sprout paper's mode)")
+                     help="load both directions at once (data one way and the other)")
     one.add_argument("--warmup-s", type=float, help="seconds played but not scored")
     one.add_argument("--offset-s", type=float, help="start this far into the traces")
     one.add_argument("--data-trace", required=True,

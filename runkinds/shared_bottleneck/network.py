@@ -5,10 +5,10 @@
     ...       --+                              the bridge's port towards the receiver:
                                                fixed rate, the run's queue, per-packet log
 
-DCTCP's Figure 1 and Mininet-HiFi's reproduction of it: long flows from several hosts
-meet at one switch port. Here the switch is a Linux bridge (`ip link add ... type bridge`,
-built into the kernel; no Open vSwitch, no brctl) inside a namespace of its own, and its
-port towards the receiver is the emulator: the port's rate, its buffer and its marking are
+Long flows from several hosts meet at one switch port. Here the switch is a Linux bridge
+(`ip link add ... type bridge`, built into the kernel; no Open vSwitch, no brctl) inside a
+namespace of its own, and its port towards the receiver is the emulator: the port's rate,
+its buffer and its marking are
 netrepro-link's (a TraceLink from the switch to the receiver), which logs every packet's
 enqueue and dequeue, so the queue's length is known at every packet.
 

@@ -14,7 +14,7 @@ MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
 MAX_FLOWS = 99
 # The link serves this much longer than each flow runs: the clients start one after the
-# other (tens of ms each with DCTCP's set-up), and each must end on its own, not be cut off.
+# other (tens of ms each with an ECN route's set-up), and each must end on its own, not be cut off.
 SERVE_MARGIN_S = 3.0
 SERVE_MARGIN_PER_FLOW_S = 0.1
 # After the margin, a client still running is stopped (the link serves nothing more).

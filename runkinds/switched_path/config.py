@@ -1,4 +1,4 @@
-"""The PRR path's parameters, checked before anything is built (no Mininet needed)."""
+"""The switched path's parameters, checked before anything is built (no Mininet needed)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +18,7 @@ class SwitchedPathConfig:
     tcp_port: int = 5001            # the flow the plan applies to: TCP to this port
     ready_timeout_s: float = 10.0
     # Loss-detection settings of the sender's namespace beyond the path's own (SYSCTLS in
-    # topologies/prr_path.py), as sorted (sysctl, value) pairs (parse_sender_sysctls).
+    # network.py), as sorted (sysctl, value) pairs (parse_sender_sysctls).
     sender_sysctls: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     # The largest window the receiver advertises, bytes, for the whole connection (a tc/BPF
     # cap on its egress, window scaling off: kernel/window_cap.py); None: the kernel's own,

@@ -37,7 +37,7 @@ def check_controllers(paths: ProjectPaths) -> list[Check]:
     osken_ok = result.returncode == 0
     return [Check("OpenFlow controller pox", pox is not None,
                   f"POX {pox.version} in {pox.path}" if pox is not None else "not installed",
-                  "./setup/install.sh --pox-dir DIR (docs/prr-network.md)", required=False),
+                  "./setup/install.sh --pox-dir DIR (a POX tarball or checkout)", required=False),
             Check("OpenFlow controller os-ken", osken_ok,
                   f"os_ken {result.stdout.strip()}".strip() if osken_ok
                   else "cannot import os_ken", INSTALL, required=False)]

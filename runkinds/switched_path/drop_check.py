@@ -1,6 +1,6 @@
 """Were exactly the planned segments dropped? A verdict from the two captures and the drop log.
 
-A PRR run drops chosen *original* data segments (numbered 1, 2, ... in the
+A switched-path run drops chosen *original* data segments (numbered 1, 2, ... in the
 order the sender first sent them; analysis/tcp_pcap.py). Afterwards:
 
 1. Every transmission the sender's capture shows is looked up at the

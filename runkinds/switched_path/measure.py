@@ -3,8 +3,8 @@ run is made).
 
 In order:
 
-1. The recovery's congestion control is provided (kernel/recovery.py: the kernel's PRR
-   with plain cubic/reno, or an eBPF cong_control) and held for the run; which one served
+1. The recovery's congestion control is provided (kernel/recovery.py: the kernel's own
+   recovery with plain cubic/reno, or an eBPF cong_control) and held for the run; which one served
    is recorded.
 2. The path is built (network.py): sender -- Open vSwitch under the run's own controller
    carrying out the drop plan -- fixed-rate bottleneck -- receiver, IW10, offloads off,

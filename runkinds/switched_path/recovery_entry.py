@@ -1,4 +1,4 @@
-"""How a PRR run's first recovery began, and how far its window fell, from its artifacts.
+"""How a switched-path run's first recovery began, and how far its window fell, from its artifacts.
 
 - `recovery_trigger`: "ack" when the kernel entered Recovery while processing an ACK (the
   state change, tcp:tcp_cong_state_set, within `ACK_WINDOW_S` after an ACK reached the

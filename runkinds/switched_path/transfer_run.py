@@ -1,5 +1,6 @@
-"""One PRR run read back from its artifacts: the flow from both captures, the kernel's window,
-the recovery episodes, the drop verdict, and the numbers summary.csv and the claims use.
+"""One switched-path run read back from its artifacts: the flow from both captures, the
+kernel's window, the recovery episodes, the drop verdict, and the numbers summary.csv and the
+claims use.
 
 Artifacts (written by the run, see runkinds/switched_path.py):
 
@@ -202,7 +203,7 @@ def legacy_triggers(flow: Flow) -> tuple[float | None, float | None]:
 
 
 def transfer_metrics(run: TransferRun, meta: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json of a PRR run (None where an input is missing)."""
+    """metrics.json of a switched-path run (None where an input is missing)."""
     done_at = run.sender.time_acked(run.size_bytes) if run.size_bytes else None
     first_data = run.sender.data[0].time_s if run.sender.data else None
     m: dict[str, Any] = {

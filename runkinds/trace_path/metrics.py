@@ -1,5 +1,5 @@
 """metrics.json of a trace-path run: the data direction's link metrics, plus what the run
-verified (a switched-path run's come from analysis/prr_run.py).
+verified (a switched-path run's come from runkinds/switched_path/transfer_run.py).
 
 The scored part of the run starts after its warm-up (meta.json's `span`, written by the
 executor; none for runs without one). A run that loads both directions at once also gets the
