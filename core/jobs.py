@@ -18,11 +18,11 @@ log = logging.getLogger(__name__)
 
 # `./repro bench concurrency --max-jobs 14` on the reference machine (a 2-core VM like the
 # CI's), three times, each level decided by two attempts alike, noise allowance capped at 10%:
-# the first chose 13 (9 and 14 failed, on Cubic's 95% delay and a datagram scheme's
-# throughput, by 0.3-1 point over their bounds); the third held every level to 14. The
-# second, whose six runs alone saw only one of Vegas's two outcomes, failed 7 levels from 2 up, each on Vegas's throughput
-# (13 and 14 on Cubic's 95% delay too); judged against
-# the first two benchmarks' twelve runs alone it chose 13 too. So 13: the level all three hold.
+# the first chose 13 (9 and 14 failed, on Cubic's 95% delay and a datagram scheme's throughput,
+# by 0.3-1 point over their bounds); the third held every level to 14. The second, whose six
+# runs alone saw only one of Vegas's two outcomes, failed 7 levels from 2 up, each on Vegas's
+# throughput (13 and 14 on Cubic's 95% delay too); judged against the first two benchmarks'
+# twelve runs alone it chose 13 too. So 13: the level all three hold.
 # Levels of 8 and more run as one batch started together (docs/benchmarks.md).
 # Decided again with a window-limited sender in the set (warm-up A's W = 50, whose throughput
 # only its noise alone may move): levels 4, 6, 8, 10 and 13, two attempts each, on an idle

@@ -7,11 +7,11 @@
 CoDel's defaults are target 5 ms and interval 100 ms (as Cellsim's
 used); both are whole milliseconds and the target must be below the interval.
 
-`ecn:k=K,packets=N` is threshold marking at a switch port: drop-tail at N packets, and CE
-set on ECT(0)/ECT(1) IPv4 packets arriving while more than K packets wait (the backlog
-counted as droptail's: the arriving packet and one in transit not included). Both keys are required (no defaults:
-K depends on the link, N on the experiment), 1 <= K <= N - 2 so that some backlog above K
-fits. See native/link/README.md, "ECN marking".
+`ecn:k=K,packets=N` is threshold marking at a switch port: drop-tail at N packets, and CE set on
+ECT(0)/ECT(1) IPv4 packets arriving while more than K packets wait (the backlog counted as
+droptail's: the arriving packet and one in transit not included). Both keys are required (no
+defaults: K depends on the link, N on the experiment), 1 <= K <= N - 2 so that some backlog
+above K fits. See native/link/README.md, "ECN marking".
 
 The emulator (native/link/queue_spec.cc) accepts exactly these forms.
 """
