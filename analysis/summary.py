@@ -18,10 +18,14 @@ INVALID = "invalid run"  # how a finished but invalid run is named where its res
 
 def invalid_reason(metrics: Mapping[str, Any]) -> str:
     """Why a finished run is no measurement ("" when it is one): the kernel's window of one
-    of its TCP flows was absurd (`window_valid` false: analysis/window_sanity.py). Such a run
+    of its TCP flows was absurd (`window_valid` false: analysis/window_sanity.py), or its
+    long flows were held back by their windows, not the path (`window_limited`: the
+    receiver's window or the send buffer, runkinds/shared_bottleneck/metrics.py). Such a run
     is left out of figures and claims, and counted and shown with this reason."""
     if metrics.get("window_valid") is False:
         return str(metrics.get("window_verdict") or "absurd kernel window")
+    if metrics.get("window_limited"):
+        return str(metrics["window_limited"])
     return ""
 
 

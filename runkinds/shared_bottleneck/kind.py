@@ -27,8 +27,9 @@ from core.run_kind import RunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from runkinds.shared_bottleneck.metrics import shared_bottleneck_metrics
-from runkinds.shared_bottleneck.options import (NAME, SETUP_PER_FLOW_S, WHOLE_POOL,
-                                                bottleneck_options, serve_margin_s)
+from runkinds.shared_bottleneck.options import (NAME, SETUP_PER_FLOW_S, SETUP_PER_HOST_S,
+                                                WHOLE_POOL, bottleneck_options, layout,
+                                                serve_margin_s)
 from schemes.registry import scheme_needs
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,10 @@ class SharedBottleneckKind(RunKind):
 
     def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
         flows = int(spec.option("flows", 1))
-        return float(spec.duration_s or 0) + serve_margin_s(flows) + SETUP_PER_FLOW_S * flows
+        hosts = layout(dict(spec.options, flows=flows, rtt_ms=spec.option("rtt_ms", 0))).hosts
+        spread = float(spec.option("start_spread_s", 0.0) or 0.0)
+        return float(spec.duration_s or 0) + serve_margin_s(flows, spread) + \
+            SETUP_PER_HOST_S * hosts + SETUP_PER_FLOW_S * flows
 
     def worker_needs(self, spec: RunSpec,
                      traces: TraceSet) -> tuple[dict[str, float], dict[str, str]]:

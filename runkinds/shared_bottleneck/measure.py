@@ -22,6 +22,7 @@ In order:
 from __future__ import annotations
 
 import logging
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ from kernel import tcp_buffers
 from kernel.congestion_control import CongestionControlResolver
 from kernel.tcp_probe_recorder import TcpProbeSetup
 from runkinds.drive import RunEnd, drive
-from runkinds.shared_bottleneck.options import STOP_AFTER_S, bottleneck_options, serve_margin_s
+from runkinds.shared_bottleneck.options import (STOP_AFTER_S, bottleneck_options, layout,
+                                                serve_margin_s, start_offsets_s)
 from runkinds.shared_bottleneck.network import RECEIVER_IP, BottleneckConfig, SharedBottleneck
 from runkinds.shared_bottleneck.red import RedMarking, RedQueueSampler
 from schemes.tcp_flows import FlowEndpoints, TcpFlows, flow_dir
@@ -48,30 +50,39 @@ log = logging.getLogger(__name__)
 # The native programs this module starts (core/code_identity.py hashes their sources into
 # the run's id).
 NATIVE = ("link",)
+# The flows' window records are taken this long before the first of them ends.
+WINDOWS_BEFORE_END_S = 1.0
+SS_WAIT_S = 15.0
 
 
 def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             meta: dict[str, Any]) -> None:
     o = bottleneck_options(spec)
     flows, rtt = int(o["flows"]), int(o["rtt_ms"])
+    hosts = layout(o)
+    offsets = start_offsets_s(o, spec.trial)
     queue = parse_queue(spec.queue)
     duration_s = float(spec.duration_s or 0)
-    margin_s = serve_margin_s(flows)
+    margin_s = serve_margin_s(flows, max(offsets))
     red = None
     emulator_queue = spec.queue
     if o["marking"] == "red":
         assert queue.mark_threshold is not None and queue.packets is not None
         red = RedMarking(k=queue.mark_threshold, packets=queue.packets)
         emulator_queue = f"droptail:packets={queue.packets}"
-    config = BottleneckConfig(senders=flows, rate_mbps=float(o["rate_mbps"]),
+    config = BottleneckConfig(senders=hosts.hosts, rate_mbps=float(o["rate_mbps"]),
                               data_delay_ms=rtt // 2, ack_delay_ms=rtt - rtt // 2,
                               queue=emulator_queue,
-                              span_ms=int(round((duration_s + margin_s) * 1000)), red=red)
+                              span_ms=int(round((duration_s + margin_s) * 1000)), red=red,
+                              sender_rtts_ms=hosts.host_rtts_ms if "host_rtts" in o else None)
     meta["duration_s"] = duration_s
     meta["serve_margin_s"] = margin_s
+    meta["flow_hosts"] = list(hosts.host_of_flow)
+    meta["start_offsets_s"] = list(offsets)
     scheme = TcpFlows(spec.scheme, flows, CongestionControlResolver.for_project(paths),
                       impl=str(spec.param("cc_impl") or "auto"),
-                      probe=TcpProbeSetup(paths.state_dir / "tcp-probe"))
+                      probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
+                      start_offsets_s=offsets)
     meta["scheme"] = scheme.describe()
     emulator = paths.native_binary("link", "netrepro-link")
     with ExitStack() as stack:
@@ -90,9 +101,9 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         meta["tcp_buffer_profile"] = tcp_buffers.MACHINE
         meta["tcp_buffers"] = {"sender": tcp_buffers.read(net.senders[0]),
                                "receiver": tcp_buffers.read(net.receiver)}
-        each = tuple(Endpoints(s, net.receiver, RECEIVER_IP, out / flow_dir(i), active.add,
-                               run_tag=active.prefix)
-                     for i, s in enumerate(net.senders, 1))
+        each = tuple(Endpoints(net.senders[host - 1], net.receiver, RECEIVER_IP,
+                               out / flow_dir(i), active.add, run_tag=active.prefix)
+                     for i, host in enumerate(hosts.host_of_flow, 1))
         ends = FlowEndpoints(net.senders[0], net.receiver, RECEIVER_IP, out, active.add,
                              run_tag=active.prefix, flows=each)
         stack.callback(scheme.stop)
@@ -104,9 +115,18 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             sampler = RedQueueSampler(net.switch, net.uplink, out)
             stack.callback(sampler.stop)
             sampler.start()
+        # Every flow's record of how long its windows limited it, taken while all still run:
+        # the first flow ends duration_s after it starts (the last has started by then: the
+        # scored window, from the last start plus the warm-up, must not be empty).
+        windows = threading.Timer(max(0.0, duration_s - WINDOWS_BEFORE_END_S),
+                                  scheme.sample_windows, args=(ends,))
+        windows.daemon = True
+        stack.callback(windows.cancel)
+        windows.start()
         meta["sender_end"] = drive(scheme, ends, duration_s, net.check_alive,
                                    RunEnd(duration_s + margin_s + STOP_AFTER_S,
                                           stop_sender=True))
+        windows.join(timeout=SS_WAIT_S)
         meta["flows_started_s"] = scheme.started_s
         net.check_alive()
         assert net.link is not None

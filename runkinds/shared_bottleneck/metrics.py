@@ -15,6 +15,10 @@ is in meta.json, CLOCK_MONOTONIC like the emulator's logs). Over it:
   server's report (its own duration), and Jain's fairness index over them;
 - DCTCP's alpha, per flow: the mean of its samples in the window (every 50 ms from
   bpf_dctcp's map, or every 200 ms from `ss` for the kernel's dctcp), and their mean;
+- how long each flow was limited by the receiver's window or by its send buffer, from its
+  connection's own record (`ss -tin` near the end: `rwnd_limited`, `sndbuf_limited`, as a
+  share of its busy time); a flow limited more than 1% of its time makes the run no
+  measurement of the path (`window_limited`, analysis/summary.py);
 - fidelity, from the emulator's own record: the gaps between real departures of full-size
   packets while the queue was backlogged, against the ideal link's 1504 x 8 / rate µs
   (120.32 µs at 100 Mbit/s: the emulator counts a packet as IP length + 4 bytes, and that
@@ -29,6 +33,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -44,6 +49,7 @@ from analysis.tcp_probe import read_probe
 from analysis.tcp_window_check import tcp_window_metrics
 from core.queue_spec import parse_queue
 from core.runspec import RunSpec
+from core.ss_output import detail_lines
 
 DATA_QUEUE_LOG = "data-queue.log"
 RED_QUEUE_FILE = "red-queue.csv"
@@ -52,6 +58,11 @@ HEADER_BYTES = 52  # IPv4 (20) + TCP with timestamps (32) on every data segment
 BASIS_EXTRA = 4  # the emulator's size is IP length + 4
 FULL_BUFFER_SHARE = 0.95
 K_BAND = 5  # the spec's band around K: [K - 5, K + 5]
+SS_END_GLOB = "ss-end-*.txt"  # schemes/tcp_flows.py: each sender's `ss -tin` near the end
+# A flow limited by its windows (the receiver's, its send buffer) longer than this share of
+# its busy time did not load the path as a long flow should.
+WINDOW_LIMITED_MAX_PCT = 1.0
+_LIMITED = re.compile(r"\b(busy|rwnd_limited|sndbuf_limited):(\d+)ms")
 
 
 class SharedBottleneckError(ValueError):
@@ -192,6 +203,56 @@ def jain_index(values: Sequence[float]) -> float | None:
     return float(sum(values) ** 2 / (len(values) * sum(v * v for v in values)))
 
 
+# ------------------------------------------------------------------ window limits
+
+def window_limits(run_dir: Path, client_ports: Sequence[int | None]
+                  ) -> list[dict[str, float] | None]:
+    """Per flow (by its data connection's local port): the share of its busy time (%) it was
+    limited by the receiver's window and by its send buffer, from the senders' `ss -tin`
+    near the end; None for a flow no record holds."""
+    found: dict[int, dict[str, int]] = {}
+    for path in sorted(run_dir.glob(SS_END_GLOB)):
+        for local, _peer, line in detail_lines(path.read_text(errors="replace")):
+            if local is None:
+                continue
+            values = {k: int(v) for k, v in _LIMITED.findall(line)}
+            if values:
+                found.setdefault(local, {}).update(values)
+    out: list[dict[str, float] | None] = []
+    for port in client_ports:
+        record = found.get(port) if port is not None else None
+        busy = (record or {}).get("busy")
+        if not record or not busy:
+            out.append(None)
+            continue
+        out.append({"rwnd_pct": 100.0 * record.get("rwnd_limited", 0) / busy,
+                    "sndbuf_pct": 100.0 * record.get("sndbuf_limited", 0) / busy,
+                    "busy_ms": float(busy)})
+    return out
+
+
+def window_limit_metrics(limits: Sequence[dict[str, float] | None]) -> dict[str, Any]:
+    known = [(i, lim) for i, lim in enumerate(limits, 1) if lim is not None]
+    if not known:
+        return {"window_limited_max_pct": None, "window_limited": None,
+                "window_limits_recorded": 0}
+    worst_i, worst = max(known, key=lambda p: max(p[1]["rwnd_pct"], p[1]["sndbuf_pct"]))
+    worst_pct = max(worst["rwnd_pct"], worst["sndbuf_pct"])
+    over = [i for i, lim in known
+            if max(lim["rwnd_pct"], lim["sndbuf_pct"]) > WINDOW_LIMITED_MAX_PCT]
+    which = "the receiver's window" if worst["rwnd_pct"] >= worst["sndbuf_pct"] \
+        else "its send buffer"
+    verdict = (f"{len(over)} of {len(limits)} flows window-limited: flow {worst_i} by "
+               f"{which} {worst_pct:.1f}% of its busy time (over "
+               f"{WINDOW_LIMITED_MAX_PCT:g}%)") if over else None
+    return {"window_limited_max_pct": worst_pct, "window_limited": verdict,
+            "window_limits_recorded": len(known),
+            "flow_rwnd_limited_pct": [None if lim is None else lim["rwnd_pct"]
+                                      for lim in limits],
+            "flow_sndbuf_limited_pct": [None if lim is None else lim["sndbuf_pct"]
+                                        for lim in limits]}
+
+
 # ------------------------------------------------------------------ alpha
 
 def flow_alpha_mean(flow_dir: Path, start_mono: float, end_mono: float) -> float | None:
@@ -283,6 +344,8 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
              flow_goodput_min_mbps=min(known) if known else None,
              flow_goodput_max_mbps=max(known) if known else None,
              jain_fairness=jain_index(known) if len(known) == len(per_flow) else None)
+    m.update(window_limit_metrics(window_limits(run_dir, [f.get("client_port")
+                                                          for f in flows])))
     alphas = [flow_alpha_mean(d, base + start_s, base + end_s) for d in folders]
     have = [a for a in alphas if a is not None]
     m.update(alpha_flows=alphas, alpha_mean=float(np.mean(have)) if have else None,

@@ -80,10 +80,26 @@ class BottleneckConfig:
     queue: str  # the emulator's queue on the bottleneck port (data direction)
     span_ms: int  # the emulator serves nothing later than this after its start
     red: RedMarking | None = None  # tc RED on the bridge's port instead (where it exists)
+    # Each sender's own round trip (ms), when they differ: its packets' delays in the
+    # emulator, rtt // 2 after the queue and the rest before the ACKs' queue. None: every
+    # sender has the path's (data_delay_ms + ack_delay_ms).
+    sender_rtts_ms: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.senders <= MAX_SENDERS:
             raise ValueError(f"senders: {self.senders} is not within 1..{MAX_SENDERS}")
+        if self.sender_rtts_ms is not None and len(self.sender_rtts_ms) != self.senders:
+            raise ValueError(f"sender_rtts_ms: {len(self.sender_rtts_ms)} round trips for "
+                             f"{self.senders} senders")
+
+    def delays_ms(self) -> tuple[dict[str, int], dict[str, int]] | None:
+        """(data delay by sender address, ACK delay by sender address), or None when every
+        sender has the path's delays."""
+        if self.sender_rtts_ms is None:
+            return None
+        ips = [sender_ip(i) for i in range(1, self.senders + 1)]
+        return ({ip: rtt // 2 for ip, rtt in zip(ips, self.sender_rtts_ms)},
+                {ip: rtt - rtt // 2 for ip, rtt in zip(ips, self.sender_rtts_ms)})
 
 
 def run(node: Any, argv: list[str], what: str, stdin: str | None = None,
@@ -138,12 +154,15 @@ class SharedBottleneck(GuardedNetwork):
         self.switch = self.add_node(f"{self.prefix}w")
         self.receiver = self.add_host(net, f"{self.prefix}r", ip=f"{RECEIVER_IP}/24")
         # The bottleneck first: it takes the switch's port 0, so its node is <prefix>we.
+        per_sender = c.delays_ms()
         self.link = TraceLink(
             self.switch, self.receiver, data=LinkSide(rate_mbps=c.rate_mbps),
             ack=LinkSide(rate_mbps=c.rate_mbps), emulator=self.emulator,
             params1={"delay": f"{c.data_delay_ms}ms"}, params2={"delay": f"{c.ack_delay_ms}ms"},
             queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
-            log_dir=self.log_dir, on_process=self.active.add)
+            log_dir=self.log_dir, on_process=self.active.add,
+            **({} if per_sender is None else
+               {"data_delays_ms": per_sender[0], "ack_delays_ms": per_sender[1]}))
         for i in range(1, c.senders + 1):
             sender = self.add_host(net, sender_name(self.prefix, i), ip=f"{sender_ip(i)}/24")
             net.addLink(sender, self.switch)
@@ -154,6 +173,11 @@ class SharedBottleneck(GuardedNetwork):
             # IPv6 chatter (router solicitations, MLD) would cross the bottleneck too.
             run(node, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                        "net.ipv6.conf.default.disable_ipv6=1"], "turning IPv6 off")
+        for node in [*self.senders, self.receiver]:
+            # No ssthresh cached from an earlier connection to the same host shapes a flow's
+            # slow start (several flows of a host go to one receiver).
+            run(node, ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"],
+                "turning TCP's metrics cache off")
         self._bridge()
         self._static_neighbours()
         if c.red is not None:
@@ -233,6 +257,9 @@ class SharedBottleneck(GuardedNetwork):
                 "rate_mbps": c.rate_mbps, "queue": c.queue, "ack_queue": "infinite",
                 "delays_ms": {"sender_links": 0, "data_after_queue": c.data_delay_ms,
                               "ack_before_queue": c.ack_delay_ms},
+                "sender_rtts_ms": (None if c.sender_rtts_ms is None else
+                                   {sender_ip(i): r
+                                    for i, r in enumerate(c.sender_rtts_ms, 1)}),
                 "delay_where": "in the emulator, whole milliseconds (the sender links "
                                "have none)",
                 "receiver_ip": RECEIVER_IP,

@@ -1,7 +1,22 @@
 """A shared-bottleneck run's options, checked against its spec; planning, measuring and the
-metrics read them alike (no Mininet here)."""
+metrics read them alike (no Mininet here).
+
+Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2), marking
+(emulator or red), warmup_s. Optional:
+
+- `k`: the queue's marking threshold again, so the run's label names it (checked);
+- `host_rtts`: "80,93,107,120": that many sender hosts, each with its own round trip (the
+  emulator's delay for its packets), the flows spread over them in turn (flow i on host
+  (i - 1) mod H + 1); rtt_ms is then their mean, rounded. Without it every flow has a
+  sender host of its own and the path's rtt_ms;
+- `start_spread_s`: each flow starts at its own moment, drawn uniformly in [0, spread]
+  from a generator seeded by `seed` (default 1) and the trial, and recorded; without it
+  the flows start one after the other as fast as they can.
+"""
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass
 from typing import Any
 
 from core.errors import UsageError
@@ -12,7 +27,10 @@ from topologies.link_side import FIXED_RATE_PREFIX
 NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
-MAX_FLOWS = 99
+OPTIONAL = ("k", "host_rtts", "start_spread_s", "seed")
+MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
+MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
+MAX_SPREAD_S = 60.0
 # The link serves this much longer than each flow runs: the clients start one after the
 # other (tens of ms each with an ECN route's set-up), and each must end on its own, not be cut off.
 SERVE_MARGIN_S = 3.0
@@ -22,13 +40,59 @@ STOP_AFTER_S = 1.0
 # Set-up and teardown per sender (namespaces, veth pairs, static ARP, iperf3 pairs:
 # measured 6 s to build 40 senders on the 2-core VM under load), beyond the runner's
 # per-run overhead.
-SETUP_PER_FLOW_S = 0.25
+SETUP_PER_HOST_S = 0.25
+SETUP_PER_FLOW_S = 0.05  # an iperf3 pair
 # More slots than any pool has: the run takes the whole pool and goes alone.
 WHOLE_POOL = 1 << 16
 
 
-def serve_margin_s(flows: int) -> float:
-    return SERVE_MARGIN_S + SERVE_MARGIN_PER_FLOW_S * flows
+def serve_margin_s(flows: int, spread_s: float = 0.0) -> float:
+    return SERVE_MARGIN_S + SERVE_MARGIN_PER_FLOW_S * flows + spread_s
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which sender host each flow leaves from, and each host's round trip (ms)."""
+
+    host_of_flow: tuple[int, ...]  # 1-based, one per flow
+    host_rtts_ms: tuple[int, ...]  # one per host
+
+    @property
+    def hosts(self) -> int:
+        return len(self.host_rtts_ms)
+
+
+def layout(options: dict[str, Any]) -> Layout:
+    flows, rtt = int(options["flows"]), int(options["rtt_ms"])
+    text = options.get("host_rtts")
+    if text is None:
+        return Layout(tuple(range(1, flows + 1)), (rtt,) * flows)
+    rtts = parse_host_rtts(str(text))
+    return Layout(tuple((i % len(rtts)) + 1 for i in range(flows)), rtts)
+
+
+def parse_host_rtts(text: str) -> tuple[int, ...]:
+    """"80,93,107,120" as whole milliseconds (UsageError naming what is wrong)."""
+    try:
+        rtts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"{NAME}: host_rtts={text!r}: whole milliseconds separated by "
+                         "commas, e.g. 80,93,107,120") from None
+    if not 1 <= len(rtts) <= MAX_HOSTS or any(r < 2 for r in rtts):
+        raise UsageError(f"{NAME}: host_rtts={text!r}: 1 to {MAX_HOSTS} round trips of at "
+                         "least 2 ms")
+    return rtts
+
+
+def start_offsets_s(options: dict[str, Any], trial: int) -> tuple[float, ...]:
+    """Each flow's start after the first moment (s), drawn once per (seed, trial); all 0
+    without a spread."""
+    flows = int(options["flows"])
+    spread = float(options.get("start_spread_s") or 0.0)
+    if spread == 0:
+        return (0.0,) * flows
+    rng = random.Random(f"shared-bottleneck-starts:{options.get('seed', 1)}:{trial}")
+    return tuple(round(rng.uniform(0.0, spread), 3) for _ in range(flows))
 
 
 def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
@@ -42,6 +106,22 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
         raise UsageError(f"{NAME}: flows={flows!r} must be 1..{MAX_FLOWS}")
     if not isinstance(rtt, int) or rtt < 0:
         raise UsageError(f"{NAME}: rtt_ms={rtt!r} must be a whole number of ms >= 0")
+    if "host_rtts" in o:
+        rtts = parse_host_rtts(str(o["host_rtts"]))
+        if len(rtts) > flows:
+            raise UsageError(f"{NAME}: host_rtts={o['host_rtts']!r} names {len(rtts)} hosts "
+                             f"for {flows} flow(s): at most one host per flow")
+        if round(sum(rtts) / len(rtts)) != rtt:
+            raise UsageError(f"{NAME}: rtt_ms={rtt} is not the hosts' mean round trip "
+                             f"({sum(rtts) / len(rtts):g} ms from host_rtts)")
+    elif flows > MAX_HOSTS:
+        raise UsageError(f"{NAME}: flows={flows}: more than {MAX_HOSTS} flows need host_rtts "
+                         "(each flow has a host of its own without it)")
+    spread = o.get("start_spread_s", 0.0)
+    if not isinstance(spread, (int, float)) or not 0 <= spread <= MAX_SPREAD_S:
+        raise UsageError(f"{NAME}: start_spread_s={spread!r} must be 0..{MAX_SPREAD_S:g} s")
+    if not isinstance(o.get("seed", 1), int):
+        raise UsageError(f"{NAME}: seed={o.get('seed')!r} must be a whole number")
     if spec.delay_ms != rtt // 2:
         raise UsageError(f"{NAME}: the spec's delay ({spec.delay_ms} ms) is not rtt_ms // 2 "
                          f"({rtt // 2} ms; the ACKs carry the rest of the {rtt} ms)")
@@ -58,9 +138,10 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
         rate = -1.0
     if not rate > 0:
         raise UsageError(f"{NAME}: bad rate {spec.data_trace!r}")
-    if spec.duration_s is None or spec.duration_s <= o["warmup_s"]:
+    if spec.duration_s is None or spec.duration_s <= o["warmup_s"] + spread:
         raise UsageError(f"{NAME}: the flows need a duration longer than the warm-up "
-                         f"({o['warmup_s']} s), not {spec.duration_s}")
+                         f"({o['warmup_s']} s) and the spread of their starts ({spread} s), "
+                         f"not {spec.duration_s}")
     try:
         queue = parse_queue(spec.queue)
     except QueueSpecError as e:

@@ -16,7 +16,8 @@ from experiments.dctcp.queue import (FLOW_COUNTS, K_VALUES, DctcpQueue, study_of
                                      theory)
 from experiments.registry import get_experiment
 from runkinds.registry import SHARED_BOTTLENECK, kind_of
-from runkinds.shared_bottleneck.options import WHOLE_POOL, serve_margin_s
+from runkinds.shared_bottleneck.options import (SETUP_PER_FLOW_S, SETUP_PER_HOST_S, WHOLE_POOL,
+                                                serve_margin_s)
 from tests.unit.fake_runs import trace_set
 
 
@@ -39,7 +40,8 @@ def test_quick_is_reno_and_dctcp_at_two_flows_for_20_s(traces) -> None:
         assert SHARED_BOTTLENECK.slots(spec) == WHOLE_POOL
     # Each alone, 20 s plus the margin and the set-up: about a minute for the pair.
     total = sum(SHARED_BOTTLENECK.planned_seconds(s, traces) for s in specs)
-    assert total == pytest.approx(2 * (20 + serve_margin_s(2) + 0.5))
+    assert total == pytest.approx(2 * (20 + serve_margin_s(2) + 2 * (SETUP_PER_HOST_S +
+                                                                     SETUP_PER_FLOW_S)))
 
 
 def test_full_adds_cubic_and_both_sweeps(traces) -> None:
