@@ -72,7 +72,7 @@ uint32_t ipv4_size(const char* frame, uint32_t length) {
   return mahimahi_size(length);
 }
 
-JsonObject direction_json(const TraceQueue& q, const DelayLine& delay,
+JsonObject direction_json(const TraceQueue& q, const DelayStage& delay,
                           const LatenessRecorder& lateness, uint64_t socket_drops, uint64_t non_ip, uint64_t sent,
                           uint64_t send_errors, uint64_t truncated) {
   const TraceQueueCounters& c = q.counters();
