@@ -1,6 +1,6 @@
 // Unit tests for a fixed delay per far host: the `IP=MS,...` list (PeerDelays), the delay stage
-// with one FIFO line per delay value (DelayStage) and the stage inside a direction in both
-// orders. Frames carry real Ethernet and IPv4 headers; every expected time
+// with one FIFO line per delay value (DelayStage), the stage inside a direction in both orders,
+// and the command-line flags. Frames carry real Ethernet and IPv4 headers; every expected time
 // is worked out by hand in the test.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "delay_stage.hh"
 #include "link_direction.hh"
 #include "opportunity_schedule.hh"
+#include "options.hh"
 #include "peer_delays.hh"
 #include "queue_spec.hh"
 #include "trace_queue.hh"
@@ -308,4 +309,72 @@ TEST(LinkDirection, PerDestinationDelayBeforeTheQueue) {
   // The log's queueing delay is in whole ms: 7 - 6 and 26 - 25.
   EXPECT_EQ(ev.departures,
             (std::vector<std::pair<uint64_t, uint64_t>>{{7 * kMs, 1}, {26 * kMs, 1}}));
+}
+
+// --- The command line ----------------------------------------------------------------------
+
+namespace {
+std::vector<std::string> args_with(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"netrepro-link", "--iface-a", "a0", "--iface-b", "b0",
+                                   "--a2b-rate-mbps", "10", "--b2a-rate-mbps", "10",
+                                   "--a2b-log", "a.log", "--b2a-log", "b.log",
+                                   "--stats", "s.json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::string usage_error(const std::vector<std::string>& extra) {
+  try {
+    Options::parse(args_with(extra));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+}  // namespace
+
+TEST(Options, DelayByPeerFlags) {
+  const Options none = Options::parse(args_with({}));
+  EXPECT_TRUE(none.a2b.peer_delays.empty());
+  EXPECT_TRUE(none.b2a.peer_delays.empty());
+  const Options o = Options::parse(args_with({"--a2b-delay-by-src", "10.0.0.1=80,10.0.0.2=93",
+                                              "--b2a-delay-by-dst=10.0.0.1=0"}));
+  EXPECT_EQ(o.a2b.peer_delays.describe(), "10.0.0.1=80,10.0.0.2=93");
+  EXPECT_EQ(o.a2b.peer_delays.key(), PeerKey::Source);
+  EXPECT_EQ(o.b2a.peer_delays.describe(), "10.0.0.1=0");
+  EXPECT_EQ(o.b2a.peer_delays.key(), PeerKey::Destination);
+  EXPECT_EQ(o.a2b.delay_ms, 0u);  // the default is untouched
+}
+
+TEST(Options, DelayByPeerRefusalsNameTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--a2b-delay-by-src", "10.0.0.300=5"},
+       "--a2b-delay-by-src: '10.0.0.300' in '10.0.0.300=5' is not an IPv4 address"},
+      {{"--b2a-delay-by-dst", "10.0.0.1=-5"},
+       "--b2a-delay-by-dst: delay '-5' in '10.0.0.1=-5' is not a whole number of ms"},
+      {{"--b2a-delay-by-dst", "10.0.0.1=2.5"},
+       "--b2a-delay-by-dst: delay '2.5' in '10.0.0.1=2.5' is not a whole number of ms"},
+      {{"--a2b-delay-by-src", "10.0.0.1=5,10.0.0.1=6"},
+       "--a2b-delay-by-src: 10.0.0.1 is listed twice"},
+      {{"--a2b-delay-by-src", "10.0.0.1=5,"}, "--a2b-delay-by-src: an empty entry"},
+      {{"--a2b-delay-by-src", "10.0.0.1"}, "--a2b-delay-by-src: '10.0.0.1' is not IP=MS"},
+      {{"--a2b-delay-by-src="}, "--a2b-delay-by-src needs a non-empty value"},
+      {{"--a2b-delay-by-src"}, "--a2b-delay-by-src needs a value"},
+      {{"--a2b-delay-by-src", "10.0.0.1=5", "--a2b-delay-by-src", "10.0.0.2=5"},
+       "--a2b-delay-by-src given twice"},
+      // Only the far host's address picks a delay: sources a2b, destinations b2a.
+      {{"--a2b-delay-by-dst", "10.0.0.1=5"}, "unknown option '--a2b-delay-by-dst'"},
+      {{"--b2a-delay-by-src", "10.0.0.1=5"}, "unknown option '--b2a-delay-by-src'"},
+  };
+  for (const auto& [extra, expected] : cases) {
+    const std::string message = usage_error(extra);
+    EXPECT_EQ(message.rfind(expected, 0), 0u) << message;
+  }
+  std::string many;
+  for (int i = 0; i < 257; ++i) {
+    many += (i ? ",10.1." : "10.1.") + std::to_string(i / 256) + "." + std::to_string(i % 256) +
+            "=1";
+  }
+  EXPECT_EQ(usage_error({"--a2b-delay-by-src", many}),
+            "--a2b-delay-by-src: more than 256 addresses");
 }
