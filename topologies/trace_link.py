@@ -32,18 +32,19 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from mininet.link import Intf, Link
 from mininet.node import Node
 
-from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.processes import stop_child
 from kernel.offloads import disable_offloads
 from topologies import queue_log as queue_log_files
 from topologies.link_side import LinkSide
 from topologies.network_start import GuardedNode, NetworkStartError, entering_hint
+from topologies.trace_link_options import (TraceLinkOptionError, check_peer_delays,
+                                           peer_delay_args)
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,6 @@ def _random_mac() -> str:
     octets = [random.randrange(256) for _ in range(6)]
     octets[0] = (octets[0] & 0xFC) | 0x02
     return ":".join(f"{o:02x}" for o in octets)
-
-
-class TraceLinkOptionError(UsageError):
-    """A keyword TraceLink does not honour, or two that contradict each other."""
 
 
 # Interface options Mininet's Intf.config honours: passed to the outer interfaces.
@@ -155,7 +152,7 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         f"TraceLink does not support {', '.join(reasons)}{where}. It takes Mininet's "
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
-        "delay_ms=, queue=, queue_log=")
+        "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=")
 
 
 @dataclass(frozen=True)
@@ -200,7 +197,10 @@ class TraceLink(Link):
     enable_red, ...) is refused with the reason.
 
     netrepro's own words: data_trace=/ack_trace= (trace files) or data=/ack= (LinkSide),
-    delay_ms= (both ways), queue=/ack_queue= (queue specs), once=, span_ms=, log_dir=,
+    delay_ms= (both ways), data_delays_ms=/ack_delays_ms= ({IPv4 address: ms}: a delay
+    of its own for a host on node1's side, by source in the data direction and by
+    destination in the ack one; others get the direction's delay), queue=/ack_queue=
+    (queue specs), once=, span_ms=, log_dir=,
     queue_log= (True: a per-packet queue log per direction, data-queue.log and
     ack-queue.log in log_dir), emulator=, on_process=, autostart=.
 
@@ -220,12 +220,16 @@ class TraceLink(Link):
                  log_dir: Path | None = None, data: LinkSide | None = None,
                  ack: LinkSide | None = None, data_trace: str | Path | None = None,
                  ack_trace: str | Path | None = None, emulator: Path | None = None,
-                 delay_ms: int | None = None, queue: str | None = None,
+                 delay_ms: int | None = None,
+                 data_delays_ms: Mapping[str, int] | None = None,
+                 ack_delays_ms: Mapping[str, int] | None = None, queue: str | None = None,
                  ack_queue: str | None = None, once: bool = False, span_ms: int | None = None,
                  queue_log: bool = False,
                  on_process: Callable[[int, str], None] | None = None,
                  autostart: bool | None = None, **unknown: Any) -> None:
         refuse_unknown(unknown)
+        self.data_delays_ms = check_peer_delays("data_delays_ms", data_delays_ms)
+        self.ack_delays_ms = check_peer_delays("ack_delays_ms", ack_delays_ms)
         outer1, dir1 = _split_params(params1, "params1")
         outer2, dir2 = _split_params(params2, "params2")
         both = _Direction(bw=_check_bw(bw) if bw is not None else None,
@@ -337,8 +341,9 @@ class TraceLink(Link):
         args = [str(self.emulator), "--iface-a", side_a, "--iface-b", side_b]
         args += self.data.args("a2b") + self.ack.args("b2a")
         args += ["--a2b-delay-ms", str(self.data_delay_ms),
-                 "--b2a-delay-ms", str(self.ack_delay_ms),
-                 "--a2b-order", "queue-delay", "--b2a-order", "delay-queue",
+                 "--b2a-delay-ms", str(self.ack_delay_ms)]
+        args += peer_delay_args(self.data_delays_ms, self.ack_delays_ms)
+        args += ["--a2b-order", "queue-delay", "--b2a-order", "delay-queue",
                  "--a2b-queue", self.queue, "--b2a-queue", self.ack_queue,
                  "--a2b-log", str(self.data_log), "--b2a-log", str(self.ack_log),
                  "--a2b-lateness", str(self.log_dir / "data-lateness.txt"),

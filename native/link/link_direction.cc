@@ -17,6 +17,9 @@ std::string to_string(StageOrder order) {
 }
 
 LinkDirection::LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order)
+    : LinkDirection(std::move(queue), DelayStage(std::move(delay)), order) {}
+
+LinkDirection::LinkDirection(TraceQueue queue, DelayStage delay, StageOrder order)
     : queue_(std::move(queue)), delay_(std::move(delay)), order_(order) {}
 
 void LinkDirection::drain_delay(uint64_t now_us, std::vector<Release>& ready) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delay_line.hh"
+#include "delay_stage.hh"
 #include "trace_queue.hh"
 
 namespace netrepro {
@@ -22,6 +23,8 @@ std::string to_string(StageOrder order);
 class LinkDirection {
  public:
   LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order);
+  // A delay stage with a delay per far host (see DelayStage).
+  LinkDirection(TraceQueue queue, DelayStage delay, StageOrder order);
 
   // A packet (with its size set) enters the direction at now_us (raised to the latest time
   // already processed, if earlier). Packets due by then are appended to `ready` with their
@@ -35,14 +38,14 @@ class LinkDirection {
   uint64_t time_us() const { return time_us_; }
 
   const TraceQueue& queue() const { return queue_; }
-  const DelayLine& delay() const { return delay_; }
+  const DelayStage& delay() const { return delay_; }
   StageOrder order() const { return order_; }
 
  private:
   void drain_delay(uint64_t now_us, std::vector<Release>& ready);
 
   TraceQueue queue_;
-  DelayLine delay_;
+  DelayStage delay_;
   StageOrder order_;
   std::vector<Departure> departures_;  // scratch, reused to avoid allocations
   uint64_t time_us_ = 0;

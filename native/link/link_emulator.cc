@@ -72,7 +72,7 @@ uint32_t ipv4_size(const char* frame, uint32_t length) {
   return mahimahi_size(length);
 }
 
-JsonObject direction_json(const TraceQueue& q, const DelayLine& delay,
+JsonObject direction_json(const TraceQueue& q, const DelayStage& delay,
                           const LatenessRecorder& lateness, uint64_t socket_drops, uint64_t non_ip, uint64_t sent,
                           uint64_t send_errors, uint64_t truncated) {
   const TraceQueueCounters& c = q.counters();
@@ -114,6 +114,14 @@ JsonObject direction_json(const TraceQueue& q, const DelayLine& delay,
                               .add("max", h.max())
                               .add("max_at_us", lateness.max_at_us())
                               .add("count", h.count()));
+  const PeerDelays& peers = delay.peers();
+  if (!peers.empty()) {
+    JsonObject by_address;
+    for (const PeerDelays::Entry& e : peers.entries()) {
+      by_address.add(PeerDelays::format_address(e.address), e.delay_ms);
+    }
+    j.add(peers.stats_key(), by_address);
+  }
   return j;
 }
 
@@ -148,8 +156,8 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   const bool every = logs_opportunities(p);
   TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
   queue.observe_drops(d.queue_log.get());
-  d.link = std::make_unique<LinkDirection>(std::move(queue), DelayLine(p.options.delay_ms * 1000),
-                                           p.order);
+  d.link = std::make_unique<LinkDirection>(
+      std::move(queue), DelayStage(p.options.delay_ms * 1000, p.options.peer_delays), p.order);
   // Frames queued in the socket before the start count as arriving at the start.
   d.link->advance(base_ms * 1000, d.ready);
   const std::string from = d.in->iface(), to = d.out->iface();
@@ -166,6 +174,13 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
                                          " ms (no opportunity after base + span)"
                                    : std::string("unlimited")),
   };
+  const PeerDelays& peers = p.options.peer_delays;
+  if (!peers.empty()) {
+    // Only with the flag, so a log without it stays byte for byte as before.
+    header.push_back(std::string("delay by ") +
+                     (peers.key() == PeerKey::Source ? "source" : "destination") +
+                     " (ms; other frames: the delay above): " + peers.describe());
+  }
   if (!every) {
     header.push_back("opportunities: not logged (fixed rate above 100 Mbit/s); counted in the stats file");
   }

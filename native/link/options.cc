@@ -13,6 +13,7 @@ const char* const kSynopsis =
     "--iface-a IF --iface-b IF\n"
     "  (--a2b-trace FILE | --a2b-rate-mbps R) (--b2a-trace FILE | --b2a-rate-mbps R)\n"
     "  [--a2b-delay-ms D=0] [--b2a-delay-ms D=0]\n"
+    "  [--a2b-delay-by-src IP=MS[,IP=MS...]] [--b2a-delay-by-dst IP=MS[,IP=MS...]]\n"
     "  [--a2b-order queue-delay|delay-queue] [--b2a-order queue-delay|delay-queue]\n"
     "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
     "  [--once] [--span-ms N] [--realtime]\n"
@@ -29,6 +30,9 @@ const char* const kDescription =
     "codel[:target=MS,interval=MS] (CoDel, defaults target=5, interval=100) |\n"
     "ecn:k=K,packets=N (CE on ECT packets arriving to more than K waiting packets, drop-tail at\n"
     "N). Times in ms.\n"
+    "--a2b-delay-by-src: a2b frames from a listed IPv4 source get its delay instead of\n"
+    "--a2b-delay-ms; --b2a-delay-by-dst: b2a frames to a listed IPv4 destination instead of\n"
+    "--b2a-delay-ms (one FIFO per delay value: a shorter delay may overtake a longer one).\n"
     "--once: no service after the trace's first pass; --span-ms N: no service later than N ms\n"
     "after the start, in both directions (every scheme is then measured over the same span).\n"
     "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n";
@@ -61,6 +65,16 @@ ArgParser parser_for(const std::string& program, Options& o) {
       .text("--iface-b", "IF", "side B's interface", &o.iface_b, Need::Required);
   declare_direction(parser, "a2b", o.a2b);
   declare_direction(parser, "b2a", o.b2a);
+  // Keyed by the far host: the senders are on side A, so a2b by source, b2a by destination.
+  parser
+      .custom("--a2b-delay-by-src", "IP=MS,...", "a2b delay per IPv4 source", Need::Optional,
+              [&o](const std::string& v) {
+                o.a2b.peer_delays = PeerDelays::parse(v, PeerKey::Source);
+              })
+      .custom("--b2a-delay-by-dst", "IP=MS,...", "b2a delay per IPv4 destination",
+              Need::Optional, [&o](const std::string& v) {
+                o.b2a.peer_delays = PeerDelays::parse(v, PeerKey::Destination);
+              });
   parser.flag("--once", "no service after the trace's first pass", &o.once)
       .integer("--span-ms", "N", "no service later than N ms after the start", &o.span_ms, 1,
                kMaxMs)

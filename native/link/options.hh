@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arg_parser.hh"
+#include "peer_delays.hh"
 
 namespace netrepro {
 
@@ -14,6 +15,7 @@ struct DirectionOptions {
   std::optional<std::string> trace;      // --X-trace FILE
   std::optional<double> rate_mbps;       // --X-rate-mbps R
   uint64_t delay_ms = 0;                 // --X-delay-ms D
+  PeerDelays peer_delays;                // --a2b-delay-by-src / --b2a-delay-by-dst IP=MS,...
   std::string order;                     // --X-order; default depends on the direction
   std::string queue = "infinite";        // --X-queue SPEC
   std::string log;                       // --X-log FILE

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from mininet.net import Mininet
 
 from analysis.mahimahi_log import parse_log
+from analysis.queue_log import parse_queue_log
 from core.processes import pid_alive
 from topologies.trace_link import TraceLink, TraceLinkOptionError
 from topologies.guarded_network import new_prefix
@@ -172,3 +175,65 @@ def test_max_queue_size_is_a_droptail_queue_both_ways() -> None:
     assert args[args.index("--a2b-queue") + 1] == "droptail:packets=25"
     assert args[args.index("--b2a-queue") + 1] == "droptail:packets=25"
     assert "--a2b-rate-mbps" in args and args[args.index("--a2b-rate-mbps") + 1] == "10"
+
+
+# --- A delay per far host ----------------------------------------------------------------
+
+def test_each_far_address_gets_its_own_delay_both_ways(tmp_path: Path) -> None:
+    """Three source addresses on one sender ping the receiver at the same time, two with
+    delays of their own each way and one with the link's: every round trip is its two
+    delays, and packets with a shorter delay overtake those with a longer one."""
+    data = {"10.77.0.1": 10, "10.77.0.3": 35}
+    ack = {"10.77.0.1": 5, "10.77.0.3": 20}
+    default_ms = 12
+    expected_ms = {"10.77.0.1": 15, "10.77.0.3": 55, "10.77.0.4": 2 * default_ms}
+    count = 20
+    net, sender, receiver = _two_hosts()
+    try:
+        # 100 Mbit/s: a ping waits at most one 120-us opportunity per queue, and the
+        # emulator's loop runs real-time.
+        link = net.addLink(sender, receiver, cls=TraceLink, bw=100, delay_ms=default_ms,
+                           data_delays_ms=data, ack_delays_ms=ack, queue_log=True,
+                           log_dir=tmp_path)
+        net.start()
+        out_if, in_if = link.intf1, link.intf2
+        for address in ("10.77.0.3", "10.77.0.4"):
+            sender.cmd("ip", "addr", "add", f"{address}/24", "dev", out_if.name)
+        # Static neighbours: an ARP exchange would add to the first round trips.
+        for address in expected_ms:
+            receiver.cmd("ip", "neigh", "replace", address, "lladdr", out_if.MAC(),
+                         "dev", in_if.name)
+        sender.cmd("ip", "neigh", "replace", "10.77.0.2", "lladdr", in_if.MAC(),
+                   "dev", out_if.name)
+        pings = {address: sender.popen(["ping", "-n", "-c", str(count), "-i", "0.05",
+                                        "-W", "2", "-I", address, "10.77.0.2"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                 for address in expected_ms}
+        outputs = {address: p.communicate(timeout=30)[0].decode() for address, p in pings.items()}
+        args = link.emulator_args()
+    finally:
+        net.stop()
+    assert args[args.index("--a2b-delay-by-src") + 1] == "10.77.0.1=10,10.77.0.3=35"
+    assert args[args.index("--b2a-delay-by-dst") + 1] == "10.77.0.1=5,10.77.0.3=20"
+    for address, want in expected_ms.items():
+        rtts = [float(m) for m in re.findall(r"time=([0-9.]+) ms", outputs[address])]
+        print(f"{address}: configured {want} ms, ping RTTs {min(rtts):.3f}-{max(rtts):.3f} ms "
+              f"(median {sorted(rtts)[len(rtts) // 2]:.3f})")
+        assert len(rtts) == count, outputs[address]
+        # Never early; late by the two queues' wait for an opportunity (at most 0.24 ms),
+        # the emulator's lateness and the hosts' stacks.
+        assert all(want <= rtt < want + 1.0 for rtt in rtts), (address, rtts)
+
+    stats = json.loads((tmp_path / "link-stats.json").read_text())
+    assert stats["a2b"]["delay_by_src_ms"] == data
+    assert stats["b2a"]["delay_by_dst_ms"] == ack
+    print("lateness (us): a2b", stats["a2b"]["lateness_us"], "b2a", stats["b2a"]["lateness_us"])
+    assert "# delay by source (ms; other frames: the delay above): 10.77.0.1=10,10.77.0.3=35" \
+        in (tmp_path / "data.log").read_text().splitlines()
+    # The data direction is queue then delay: each echo request was released exactly its
+    # source's delay after it left the queue, and the shorter delays overtook the longer.
+    q = parse_queue_log(tmp_path / "data-queue.log")
+    held_ms = (q.release_us - q.departure_us) / 1000
+    assert sorted(held_ms.tolist()) == sorted([10.0, 35.0, 12.0] * count)
+    assert (np.diff(q.sent_us) < 0).any()  # sorted by arrival: some later arrival left first
+    assert (q.sent_us - q.release_us).max() < 1000
