@@ -71,8 +71,13 @@ def _distinct(reasons: Iterable[str]) -> list[str]:
     return out
 
 
+# Why a finished run is no result ("" when it is one): RunRecord.invalid unless the
+# experiment adds rules of its own (Experiment.invalid_reason).
+Validity = Callable[[RunRecord], str]
+
+
 def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRecord],
-               quick: bool, trials: int) -> Coverage:
+               quick: bool, trials: int, invalid: Validity | None = None) -> Coverage:
     """Pair each planned spec with its latest valid finished run, else its latest failure or
     invalid run (whichever is later), with the reason.
 
@@ -80,16 +85,16 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
     (RunSpec equality leaves it out): a
     run another experiment did (and this store adopted) is this experiment's run too.
     """
+    why = invalid or (lambda r: r.invalid)
     latest: dict[RunSpec, RunRecord] = {}
     for record in done:
         key = record.spec
-        if record.invalid:
+        if why(record):
             continue
         if key not in latest or finished_at(record) > finished_at(latest[key]):
             latest[key] = record
     events = [(f.time, f.spec, f.reason) for f in failed]
-    events += [(finished_at(r), r.spec, f"{INVALID}: {r.invalid}")
-               for r in done if r.invalid]
+    events += [(finished_at(r), r.spec, f"{INVALID}: {why(r)}") for r in done if why(r)]
     reasons = {spec: reason for _, spec, reason in sorted(events, key=lambda e: e[0])}
     cells = tuple(Cell(spec, latest.get(spec),
                        "" if spec in latest
@@ -98,7 +103,7 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
 
 
 def coverage(store: ExperimentStore, matrix: MatrixFn,
-             done: list[RunRecord] | None = None) -> Coverage:
+             done: list[RunRecord] | None = None, invalid: Validity | None = None) -> Coverage:
     """The coverage of the mode on record: full when a run only the full matrix plans is
     done and the full matrix has at least as many finished runs as the quick one.
 
@@ -107,8 +112,10 @@ def coverage(store: ExperimentStore, matrix: MatrixFn,
     done = finished_runs(store) if done is None else done
     failed = failed_records(store)
     trials = max([r.spec.trial for r in done] + [f.spec.trial for f in failed], default=1)
-    full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials)
-    quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials)
+    full = match_plan(matrix(False, trials), done, failed, quick=False, trials=trials,
+                      invalid=invalid)
+    quick = match_plan(matrix(True, trials), done, failed, quick=True, trials=trials,
+                       invalid=invalid)
     # A run the quick pass also plans (an experiment whose quick matrix is a subset of
     # the full one) does not make the record a full one.
     # A run another experiment shared (a leaderboard's whole-trace baseline run is in the

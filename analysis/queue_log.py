@@ -242,21 +242,29 @@ def drop_count(q: QueueLog, start_s: float | None = None, end_s: float | None = 
 
 def departure_gaps(q: QueueLog, start_s: float | None = None, end_s: float | None = None,
                    size: int | None = FULL_SIZE) -> DepartureGaps:
-    """Gaps between each sent packet's real send time and its predecessor's, for packets that
-    found the queue backlogged (BACKLOG >= 1: the one before had not yet left, so the link
-    served them back to back) and, unless `size` is None, are `size` bytes (the ideal gap of a
-    full-size packet is one opportunity). The scheduled gaps (DEPARTURE differences) come
-    beside them: at a fixed rate they are the ideal link's, floor-rounded to whole µs."""
+    """Gaps between each sent packet's real departure from the queue and its predecessor's,
+    for packets that found the queue backlogged (BACKLOG >= 1: the one before had not yet
+    left, so the link served them back to back) and, unless `size` is None, are `size` bytes
+    (the ideal gap of a full-size packet is one opportunity). A packet's real departure is
+    its real send time less its own fixed delay (RELEASE - DEPARTURE): with one delay for
+    every packet that is the send times' gaps, and with a delay per far host (packets then
+    leave the delay stage in another order than the queue) it is still the queue's. The
+    scheduled gaps (DEPARTURE differences) come beside them: at a fixed rate they are the
+    ideal link's, floor-rounded to whole µs."""
     if q.sent_us.size < 2:
         empty = np.zeros(0, dtype=np.int64)
         return DepartureGaps(actual_us=empty, scheduled_us=empty)
-    # Sent lines are in send order, which is arrival order (FIFO): consecutive = adjacent.
-    follows = np.ones(q.sent_us.size, dtype=bool)
+    # Sent lines are in send order; the queue's order is the departures' (FIFO: arrival
+    # order). With one delay they are the same; with a delay per far host they are not.
+    order = np.argsort(q.departure_us, kind="stable")
+    departure, backlog, sizes = q.departure_us[order], q.backlog[order], q.size[order]
+    left_queue = (q.sent_us - (q.release_us - q.departure_us))[order]
+    follows = np.ones(departure.size, dtype=bool)
     follows[0] = False
-    follows &= q.backlog >= 1
+    follows &= backlog >= 1
     if size is not None:
-        follows &= q.size == size
-    follows &= _in_window(q.arrival_us, start_s, end_s)
+        follows &= sizes == size
+    follows &= _in_window(q.arrival_us[order], start_s, end_s)
     idx = np.nonzero(follows)[0]
-    return DepartureGaps(actual_us=q.sent_us[idx] - q.sent_us[idx - 1],
-                         scheduled_us=q.departure_us[idx] - q.departure_us[idx - 1])
+    return DepartureGaps(actual_us=left_queue[idx] - left_queue[idx - 1],
+                         scheduled_us=departure[idx] - departure[idx - 1])

@@ -71,6 +71,7 @@ def execute(spec: RunSpec, store: ExperimentStore, paths: ProjectPaths,
             except CpuProbeFailed as e:  # the measurement stands; its record says what broke
                 meta["cpu_probe_error"] = str(e)
         meta["cpu_steal_pct"] = steal.percent()
+        meta["cpu_idle_pct"] = steal.idle_percent()
         metrics, reason = _metrics(tmp, spec, meta)
         judge(spec, metrics, meta, reason)
         meta["wall_time_s"] = time.time() - meta["started"]

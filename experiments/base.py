@@ -71,7 +71,15 @@ class Experiment(ABC):
         return type(self)(traces, self.chosen)
 
     def coverage(self, store: ExperimentStore, done: list[RunRecord] | None = None) -> Coverage:
-        return coverage(store, lambda quick, trials: self.matrix(quick, trials), done)
+        return coverage(store, lambda quick, trials: self.matrix(quick, trials), done,
+                        self.invalid_reason)
+
+    def invalid_reason(self, record: RunRecord) -> str:
+        """Why a finished run is no result for this experiment ("" when it is one): the
+        platform's rules (analysis/summary.py: an absurd kernel window, flows held back by
+        their windows), and whatever the experiment adds. An invalid run is left out of
+        figures and claims, and counted and shown with its reason."""
+        return record.invalid
 
     def claim_rows(self, cov: Coverage) -> list[dict[str, Any]]:
         """One row per finished run of the matrix: its metrics, its parameters, its folder."""

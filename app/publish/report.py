@@ -159,7 +159,8 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
     runs = [{"name": r.path.name, "href": r.path.relative_to(results).as_posix() + "/",
              "late": emulator_late(r.metrics), "scheme": r.spec.scheme,
              "hosts_late": hosts_late(r.metrics), "in_plan": r.path in in_plan,
-             "provider": r.metrics.get("cc_provider"), "invalid": r.invalid} for r in records]
+             "provider": r.metrics.get("cc_provider"), "invalid": exp.invalid_reason(r)}
+            for r in records]
     section.update(
         present=True, mode="unknown" if problem else "quick" if cov.quick else "full",
         planned=len(cov.cells),

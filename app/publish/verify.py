@@ -305,7 +305,8 @@ def verify_experiment(exp: Experiment, results_dir: Path,
             if meta.get("cpu_steal_pct") is not None:
                 run.steal_pct = float(meta["cpu_steal_pct"])
         verdict.runs.append(run)
-    verdict.invalid = [(r.path.name, r.invalid) for r in records if r.invalid]
+    verdict.invalid = [(r.path.name, exp.invalid_reason(r)) for r in records
+                       if exp.invalid_reason(r)]
     verdict.failed = failed_runs(store)
     finished_specs = {r.spec for r in records}
     verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}

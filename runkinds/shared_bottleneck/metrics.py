@@ -151,6 +151,7 @@ def queue_metrics(times_s: np.ndarray, samples: np.ndarray, arrivals: np.ndarray
     out: dict[str, Any] = _percentiles(samples.astype(np.float64))
     exact = arrivals if arrivals is not None and arrivals.size else samples
     out.update(queue_samples=int(samples.size), queue_mean=float(samples.mean()),
+               queue_std=float(samples.std()),
                queue_max=int(exact.max()), queue_peak=float(np.percentile(exact, 99)),
                queue_amplitude=out["queue_p99"] - out["queue_p1"])
     if shape.k is not None:
@@ -356,6 +357,7 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
              lateness_max_us=lateness.get("max"),
              ack_lateness_p99_us=((link.get("b2a") or {}).get("lateness_us") or {}).get("p99"),
              lateness_ok=lateness_ok(link), cpu_steal_pct=meta.get("cpu_steal_pct"),
+             cpu_idle_pct=meta.get("cpu_idle_pct"),
              socket_drops=(link.get("a2b") or {}).get("socket_drops"),
              emulator_scheduling=link.get("scheduling"), sender_end=meta.get("sender_end"))
     m.update(host_timing_metrics(meta))

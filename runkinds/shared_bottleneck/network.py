@@ -161,8 +161,8 @@ class SharedBottleneck(GuardedNetwork):
             params1={"delay": f"{c.data_delay_ms}ms"}, params2={"delay": f"{c.ack_delay_ms}ms"},
             queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
             log_dir=self.log_dir, on_process=self.active.add,
-            **({} if per_sender is None else
-               {"data_delays_ms": per_sender[0], "ack_delays_ms": per_sender[1]}))
+            data_delays_ms=None if per_sender is None else per_sender[0],
+            ack_delays_ms=None if per_sender is None else per_sender[1])
         for i in range(1, c.senders + 1):
             sender = self.add_host(net, sender_name(self.prefix, i), ip=f"{sender_ip(i)}/24")
             net.addLink(sender, self.switch)

@@ -4,7 +4,8 @@ metrics read them alike (no Mininet here).
 Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2), marking
 (emulator or red), warmup_s. Optional:
 
-- `k`: the queue's marking threshold again, so the run's label names it (checked);
+- `k`, `buffer`: the queue's marking threshold or its size in packets again, so the run's
+  label names it (checked against the queue);
 - `host_rtts`: "80,93,107,120": that many sender hosts, each with its own round trip (the
   emulator's delay for its packets), the flows spread over them in turn (flow i on host
   (i - 1) mod H + 1); rtt_ms is then their mean, rounded. Without it every flow has a
@@ -27,7 +28,7 @@ from topologies.link_side import FIXED_RATE_PREFIX
 NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
-OPTIONAL = ("k", "host_rtts", "start_spread_s", "seed")
+OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed")
 MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
 MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
 MAX_SPREAD_S = 60.0
@@ -152,6 +153,9 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
     if queue.packets is None:
         raise UsageError(f"{NAME}: the port's buffer must be counted in packets "
                          f"(droptail:packets=N or ecn:k=K,packets=N), not {spec.queue!r}")
+    if "buffer" in o and o["buffer"] != queue.packets:
+        raise UsageError(f"{NAME}: the option buffer={o['buffer']!r} disagrees with the "
+                         f"queue {spec.queue!r}")
     if "k" in o and o["k"] != queue.mark_threshold:
         raise UsageError(f"{NAME}: the option k={o['k']!r} disagrees with the queue "
                          f"{spec.queue!r}")

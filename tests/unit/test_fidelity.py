@@ -43,8 +43,10 @@ def test_steal_is_the_share_of_all_cpu_time(tmp_path: Path) -> None:
     meter = StealMeter(stat)
     stat.write_text("cpu  150 0 60 1530 10 0 5 45 9 0\n")  # +800 jiffies, 10 of them stolen
     assert meter.percent() == 100.0 * 10 / 800
+    assert meter.idle_percent() == 100.0 * 730 / 800  # idle and iowait
     stat.write_text("garbage\n")
     assert cpu_times(stat) is None and meter.percent() is None
+    assert meter.idle_percent() is None
 
 
 def _row(ok: bool | None) -> dict:
