@@ -7,10 +7,9 @@ buffer loses packets until its sender hears of the first loss, and its reduction
 round trip to reach the queue). The run's first event ends slow start; the period between it and
 the next is slow start's aftermath, not the sawtooth, and is left out (the paper's Appendix B
 describes the steady state). Each later pair of events is one period: its length, the smallest
-queue
-in it (sampled every millisecond), and whether the queue's rise from that low point to the
-next loss bends down, as the fluid model says (Q(t) = sqrt(2Ct + (2 Tp C)^2) - 2 Tp C:
-concave, "instead of a linear one, as commonly believed").
+queue in it (sampled every millisecond), and whether the queue's rise from that low point to the
+next loss bends down, as the fluid model says (Q(t) = sqrt(2Ct + (2 Tp C)^2) - 2 Tp C: concave,
+"instead of a linear one, as commonly believed").
 """
 from __future__ import annotations
 
