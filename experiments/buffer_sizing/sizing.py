@@ -20,7 +20,7 @@ windows over 1% of its time, the emulator and the end hosts on time (p99 within 
 90% of the bottleneck's departure gaps within 10% of a packet's time while it was
 backlogged, and a machine with 30% of its CPU time idle.
 
-`--quick`: the sawtooth at B = RTT x C, and n = 64 at four buffers, 30 s each.
+`--quick`: the sawtooth at B = RTT x C (30 s), and n = 64 at four buffers (25 s each).
 Docs: docs/buffer-sizing.md.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 SAWTOOTH_RATE_MBPS = 10
 SAWTOOTH_RTT_MS = 50
 SAWTOOTH_MULTIPLES = (0.25, 1.0, 4.0)  # of RTT x C
-SAWTOOTH_S = {0.25: 40.0, 1.0: 60.0, 4.0: 100.0}
+SAWTOOTH_S = {0.25: 40.0, 1.0: 60.0, 4.0: 80.0}
 SAWTOOTH_WARMUP_S = 10.0
 # The sweep: the spec's set-up scaled for a 2-core machine.
 RATE_MBPS = 50
@@ -60,19 +60,19 @@ HOST_RTTS = {1: "100", 2: "93,107"}  # fewer flows than hosts: hosts of the same
 ALL_HOSTS = "80,93,107,120"
 FLOW_COUNTS = (1, 2, 4, 8, 16, 32, 64, 100)
 TABLE_FLOWS = (32, 64, 100)
-MULTIPLES = (0.25, 0.5, 1.0, 2.0)  # of RTT x C / sqrt(n)
-TABLE_MULTIPLES = (0.5, 1.0, 2.0, 3.0)
+MULTIPLES = (0.25, 0.5, 1.0, 2.0)  # of RTT x C / sqrt(n), for n < 32
+TABLE_MULTIPLES = (0.5, 1.0, 2.0, 3.0)  # n >= 32: the table's, the last for 99.9%
 SINGLE_FLOW_MULTIPLES = (0.5, 0.75, 1.0)  # n = 1: around the model's 0.6-0.7 for 98%
 START_SPREAD_S = 5.0
 # (duration, warm-up) by n: the scored part (duration - spread - warm-up) holds several of
 # the flows' sawtooth periods, which grow with their windows ((RTT C + B) / n).
-TIMING = {1: (150.0, 30.0), 2: (90.0, 20.0), 4: (60.0, 15.0), 8: (45.0, 10.0)}
+TIMING = {1: (150.0, 30.0), 2: (75.0, 20.0), 4: (60.0, 15.0), 8: (45.0, 10.0)}
 MANY_FLOWS_TIMING = (35.0, 10.0)
 QUICK_FLOWS = 64
 QUICK_MULTIPLES = (0.25, 0.5, 1.0, 2.0)
-QUICK_TIMING = (30.0, 7.0)
+QUICK_TIMING = (25.0, 5.0)
 QUICK_SPREAD_S = 3.0
-QUICK_SAWTOOTH_S = 40.0
+QUICK_SAWTOOTH_S = 30.0
 # What a run must show to count as a measurement of the path (the spec's fidelity guard).
 GAPS_WITHIN_10PCT_MIN = 0.90
 CPU_IDLE_MIN_PCT = 30.0
@@ -162,8 +162,7 @@ class BufferSizing(Experiment):
             specs += [self.sawtooth_spec(m, SAWTOOTH_S[m], t) for m in SAWTOOTH_MULTIPLES]
             for n in FLOW_COUNTS:
                 multiples = SINGLE_FLOW_MULTIPLES if n == 1 else \
-                    sorted(set(MULTIPLES) | (set(TABLE_MULTIPLES) if n in TABLE_FLOWS
-                                             else set()))
+                    TABLE_MULTIPLES if n in TABLE_FLOWS else MULTIPLES
                 timing = TIMING.get(n, MANY_FLOWS_TIMING)
                 specs += [self.sweep_spec(n, m, timing, START_SPREAD_S, t) for m in multiples]
         return specs
