@@ -27,6 +27,7 @@ Command = Callable[[argparse.Namespace, ProjectPaths], int]
 COMMANDS: dict[str, Command] = {
     **{module.NAME: module.run for module in COMMAND_MODULES},
     internal.EXECUTE: internal.execute, internal.REQUIRED_TRACES: internal.required_traces,
+    internal.DOCS: internal.docs,
 }
 
 

@@ -1,5 +1,7 @@
 """Commands the suite runs itself, not a user: one run of a matrix in a child process
-(`_execute`), and the traces the experiments need (`_required-traces`, for setup)."""
+(`_execute`), the traces the experiments need (`_required-traces`, for setup), and the
+generated tables of docs/ARCHITECTURE.md rewritten (`_docs`, for whoever adds a paper or a
+kind: a unit test says when they are stale)."""
 from __future__ import annotations
 
 import argparse
@@ -11,11 +13,12 @@ from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths
 from core.runspec import RunSpec
 
-EXECUTE, REQUIRED_TRACES = "_execute", "_required-traces"
+EXECUTE, REQUIRED_TRACES, DOCS = "_execute", "_required-traces", "_docs"
 
 
 def add_parsers(sub: Any) -> None:
     sub.add_parser(REQUIRED_TRACES)
+    sub.add_parser(DOCS)
     ex = sub.add_parser(EXECUTE)
     ex.add_argument("--experiment", required=True)
     ex.add_argument("--spec-json", required=True)
@@ -31,6 +34,13 @@ def execute(args: argparse.Namespace, paths: ProjectPaths) -> int:
     print(json.dumps({"ok": outcome.ok, "reason": outcome.reason, "path": str(outcome.path),
                       "lateness_ok": (outcome.metrics or {}).get("lateness_ok")}))
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def docs(args: argparse.Namespace, paths: ProjectPaths) -> int:
+    """Rewrite docs/ARCHITECTURE.md's generated tables (papers, kinds) from the code."""
+    from app.architecture import write
+    print(f"wrote {write(paths.root)}")
+    return EXIT_OK
 
 
 def required_traces(args: argparse.Namespace, paths: ProjectPaths) -> int:

@@ -1,7 +1,7 @@
 """Were exactly the planned segments dropped? A verdict from the two captures and the drop log.
 
 A switched-path run drops chosen *original* data segments (numbered 1, 2, ... in the
-order the sender first sent them; analysis/tcp_pcap.py). Afterwards:
+order the sender first sent them; runkinds/switched_path/tcp_pcap.py). Afterwards:
 
 1. Every transmission the sender's capture shows is looked up at the
    receiver by its identity on the wire (sequence number, length, IP ID,
@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from analysis.tcp_pcap import DataSegment, Flow
+from runkinds.switched_path.tcp_pcap import DataSegment, Flow
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ Definitions:
   until it returns to Open (0) or Disorder (1). A timeout is an entry into
   Loss. Time in recovery is the sum of the episodes.
 - cwnd and ssthresh at entry and exit: those of the first Recovery episode as
-  analysis/recovery_episodes.py defines them (entry: the last sample before
+  runkinds/switched_path/recovery_episodes.py defines them (entry: the last sample before
   it and the first inside it; exit: the first sample after it, i.e. what the
   ACK that ended recovery left).
 - Transfer time: from the sender's first data segment to the first ACK at
@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 
 from runkinds.switched_path.drop_check import DropVerdict, verify_drops
-from analysis.recovery_episodes import recovery_episodes
-from analysis.tcp_pcap import Flow, read_flow
+from runkinds.switched_path.recovery_episodes import recovery_episodes
+from runkinds.switched_path.tcp_pcap import Flow, read_flow
 from analysis.tcp_probe import ProbeTrace, read_probe
 from runkinds.switched_path.options import RECEIVER_PCAP, SENDER_PCAP
 from analysis.window_sanity import check_windows

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.recovery_episodes import RecoveryEpisode, recovery_episodes
+from runkinds.switched_path.recovery_episodes import RecoveryEpisode, recovery_episodes
 from experiments.prr.recovery_model import (AckRow, PrrVariant, Recovery, Scenario, SsthreshRule,
                                             simulate)
 from analysis.tcp_probe import read_probe

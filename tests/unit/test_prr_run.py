@@ -90,7 +90,7 @@ def test_a_prr_spec_whose_path_disagrees_with_its_options_is_refused() -> None:
 def test_legacy_triggers_count_dupacks_from_the_handshake(tmp_path: Path) -> None:
     """Heavy-like: the first segments lost, so the very first ACKs are duplicates."""
     from runkinds.switched_path.transfer_run import legacy_triggers
-    from analysis.tcp_pcap import read_flow
+    from runkinds.switched_path.tcp_pcap import read_flow
     from tests.unit.pcap_builder import loss_run
     c = loss_run({1, 2, 3, 4, 6, 7, 8})
     flow = read_flow(c.write(tmp_path / "s.pcap"))

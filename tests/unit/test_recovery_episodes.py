@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.recovery_episodes import recovery_episodes
+from runkinds.switched_path.recovery_episodes import recovery_episodes
 from analysis.tcp_probe import ProbeTrace
 from core.tcp_probe_format import CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY, CongStateChange
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from runkinds.switched_path.drop_check import verify_drops
-from analysis.tcp_pcap import PcapError, read_flow
+from runkinds.switched_path.tcp_pcap import PcapError, read_flow
 from tests.unit.pcap_builder import MSS, Conversation, loss_run as _loss_run
 
 
