@@ -87,7 +87,7 @@ SUMMARY_COLUMNS = [
     "study", "scheme", "flows", "trial", "buffer_packets", "planned", "multiple", "rule_packets",
     "bdp_packets", "utilization", "model_utilization", "eq6_lower_bound", "throughput_mbps",
     "queue_mean", "queue_std", "queue_std_bound", "queue_median", "queue_p1", "queue_p99",
-    "drops", "sawtooth_periods", "period_median_s", "model_period_s", "period_ratio",
+    "drops", "tcp_timeouts", "tcp_retransmitted", "sawtooth_periods", "period_median_s", "model_period_s", "period_ratio",
     "period_min_queue_max", "period_min_queue_min", "concave_share",
     "window_limited_max_pct", "jain_fairness", "flow_goodput_min_mbps",
     "flow_goodput_max_mbps", "gaps_within_10pct", "lateness_p99_us", "lateness_ok",
