@@ -52,12 +52,15 @@ from schemes.submission.box_procs import BoxProcess, kill_all, processes_of, sig
 from schemes.submission.box_users import (BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease,
                                           pool)
 from schemes.submission.limits import Limits
+from schemes.submission.output_cap import CappedOutput
+from schemes.submission.untrusted_text import TAIL_LINES, tail_text
 
 log = logging.getLogger(__name__)
 
 TOOLS = ("bwrap", "nsenter", "prlimit", "setpriv", "mount", "umount")
 START_S = 10.0  # bwrap reports its box within this, or the box fails naming it
-OUTPUT_CHARS = 1 << 20  # of a command's output kept (a build's messages)
+OUTPUT_SETTLE_S = 2.0  # a boxed program's output pipe ends within this of its box's end
+OUTPUT_BYTES = 256 << 10  # of a command's output kept: its head and its tail
 SYSTEM_LINKS = ("bin", "lib", "lib32", "lib64", "libx32", "sbin")
 WORK, TMP, RO = "/work", "/tmp", "/box"
 BOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORK, "TMPDIR": TMP, "LC_ALL": "C"}
@@ -411,8 +414,9 @@ class Box:
 
     def run(self, argv: list[str], limits: Limits, binds: Iterable[Bind] = (),
             cwd: str = WORK) -> Finished:
-        """Run `argv` to its end, no network; stdout and stderr together, as printed (the
-        first OUTPUT_CHARS); killed with the whole box's processes after `limits.wall_s`."""
+        """Run `argv` to its end, no network; stdout and stderr together, as printed (its
+        first and last bytes, OUTPUT_BYTES in all); killed with the whole box's processes
+        after `limits.wall_s`."""
         log_path = self.mount / "output.log"  # outside /work and /tmp: the box cannot see it
         with open(log_path, "wb") as out:
             proc = self.popen(argv, limits, binds, None, cwd, stdout=out, stderr=out)
@@ -424,10 +428,17 @@ class Box:
                 kill_all(self.user.uid)
                 code = None
         with open(log_path, "rb") as f:
-            text = f.read(OUTPUT_CHARS + 1).decode(errors="replace")
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(min(size, OUTPUT_BYTES * 3 // 4) if size > OUTPUT_BYTES else size)
+            tail = b""
+            if size > OUTPUT_BYTES:
+                f.seek(size - OUTPUT_BYTES // 4)
+                tail = f.read(OUTPUT_BYTES // 4)
         log_path.unlink()
-        if len(text) > OUTPUT_CHARS:
-            text = text[:OUTPUT_CHARS] + "\n[... output cut at 1 MiB]"
+        text = head.decode(errors="replace")
+        if tail:
+            text += (f"\n[... {size - len(head) - len(tail)} bytes of output cut ...]\n"
+                     + tail.decode(errors="replace"))
         return Finished(code, text)
 
     def signal_all(self, sig: int) -> int:
@@ -526,14 +537,36 @@ class BoxedProcess(ManagedProcess):
                  binds: Iterable[Bind], out_dir: Path, label: str,
                  on_process: Any) -> None:
         self.box = box
+        self.outputs: list[CappedOutput] = []
         host_pid = getattr(host, "pid", None)
         if not isinstance(host_pid, int):
             raise BoxUnavailable(f"host {host.name} has no process to enter its network by")
 
-        def start(argv: list[str], stdout: Output, stderr: Output
+        def start(argv: list[str], stdout: IO[Any], stderr: IO[Any]
                   ) -> subprocess.Popen[bytes]:
-            return box.popen(argv, limits, list(binds), host_pid, WORK, stdout, stderr)
+            self.outputs = [CappedOutput(stdout), CappedOutput(stderr)]
+            try:
+                return box.popen(argv, limits, list(binds), host_pid, WORK,
+                                 self.outputs[0].write_fd, self.outputs[1].write_fd)
+            finally:
+                for output in self.outputs:
+                    output.handed_over()
         super().__init__(host, args, out_dir, label, on_process, popen=start)
+
+    def stderr_tail(self, lines: int = TAIL_LINES) -> str:
+        """The last lines of its error output, from the last bytes it wrote (escaped, cut)."""
+        if len(self.outputs) < 2:
+            return "(no output)"
+        # The sender has exited: what it wrote last is read within a moment, unless a
+        # child of it still holds the pipe (then what has arrived is what there is).
+        self.outputs[1].finish(OUTPUT_SETTLE_S)
+        return tail_text(self.outputs[1].recent(), lines)
+
+    def finish_outputs(self, timeout_s: float = OUTPUT_SETTLE_S) -> list[str]:
+        """Wait for the outputs' files to be complete (the box is closed by then); what did
+        not end in time, for the record."""
+        return [f"{('stdout', 'stderr')[i]} still open {timeout_s:g} s after the box closed"
+                for i, output in enumerate(self.outputs) if not output.finish(timeout_s)]
 
     def wait(self, timeout_s: float) -> int:
         code = exit_status(super().wait(timeout_s))

@@ -14,6 +14,7 @@ from schemes.base import SchemeUnavailable
 from schemes.submission.box import RO, WORK, Bind, Box
 from schemes.submission.limits import BUILD_LIMITS, Limits, signal_name
 from schemes.submission.sources import Sources
+from schemes.submission.untrusted_text import log_text
 
 BINARY = "grump-student-sender"
 
@@ -29,10 +30,17 @@ def binary_path(paths: ProjectPaths, digest: str) -> Path:
 @dataclass(frozen=True)
 class BuildResult:
     ok: bool
-    log: str  # every command and what it printed, as printed
+    log: str  # every command and what it printed, escaped and cut (LOG_CHARS)
     reason: str = ""  # one line, when not ok
     binary: Path | None = None
     box: dict[str, Any] = field(default_factory=dict)  # the build's box, for the record
+
+    def message(self) -> str:
+        """What the last command printed (the failing step's message), escaped and cut,
+        for a terminal."""
+        lines = self.log.rstrip().splitlines()
+        last = max((i for i, line in enumerate(lines) if line.startswith("$ ")), default=-1)
+        return log_text("\n".join(lines[last:]).strip() or "(nothing)", MESSAGE_CHARS)
 
 
 # The libraries and headers of ours a submission links against, bound read-only into the
@@ -43,6 +51,9 @@ _INTERFACE_HEADERS = ("controller.hh", "controller_options.hh", "controller_regi
 CXX_FLAGS = ("-O2", "-Wall", "-Wextra", "-fdiagnostics-color=never")
 STUDENT_STD = "-std=gnu++17"
 MAX_BINARY_BYTES = 256 << 20
+# The compiler quotes the submission (its escapes included): what is kept is escaped, cut.
+LOG_CHARS = 1 << 20
+MESSAGE_CHARS = 8 << 10
 
 
 def _compiler(paths: ProjectPaths) -> str:
@@ -79,6 +90,10 @@ def _build_binds(paths: ProjectPaths) -> list[Bind]:
     binds += [Bind(native / name, f"{RO}/netrepro/grump/{name}") for name in _INTERFACE_HEADERS]
     binds += [Bind(paths.build_dir / comp / name, f"{RO}/lib/{name}") for comp, name in _LIBRARIES]
     return binds
+
+
+def _log(lines: list[str]) -> str:
+    return log_text("\n".join(lines), LOG_CHARS)
 
 
 def build(sources: Sources, api: int, paths: ProjectPaths,
@@ -118,20 +133,20 @@ def build(sources: Sources, api: int, paths: ProjectPaths,
             result = box.run(command, limits, binds, cwd=f"{WORK}/src")
             log_lines.append(result.output.rstrip())
             if result.timed_out:
-                return BuildResult(False, "\n".join(log_lines),
+                return BuildResult(False, _log(log_lines),
                                    f"{label}: still running after {limits.wall_s:g} s (the "
                                    "build's time-out)", box=box.close())
             if result.returncode is not None and result.returncode != 0:
                 why = signal_name(result.returncode)
-                return BuildResult(False, "\n".join(log_lines),
+                return BuildResult(False, _log(log_lines),
                                    f"{label} failed" + (f" ({why})" if why else ""),
                                    box=box.close())
         try:
             binary = box.read_file(f"out/{BINARY}", MAX_BINARY_BYTES)
         except ValueError as e:
-            return BuildResult(False, "\n".join(log_lines), f"link: {e}", box=box.close())
+            return BuildResult(False, _log(log_lines), f"link: {e}", box=box.close())
         if binary is None:
-            return BuildResult(False, "\n".join(log_lines),
+            return BuildResult(False, _log(log_lines),
                                "link: the linker left no program", box=box.close())
         dest = binary_path(paths, sources.digest)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -142,4 +157,4 @@ def build(sources: Sources, api: int, paths: ProjectPaths,
         tmp.write_bytes(binary)  # root-owned: the running code cannot change it
         tmp.chmod(0o755)
         os.replace(tmp, dest)
-        return BuildResult(True, "\n".join(log_lines), binary=dest, box=box.close())
+        return BuildResult(True, _log(log_lines), binary=dest, box=box.close())

@@ -17,6 +17,7 @@ from schemes.grump import GrumpScheme
 from schemes.submission.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
 from schemes.submission.build import BINARY, binary_path
 from schemes.submission.limits import Limits, run_limits, signal_name
+from schemes.submission.untrusted_text import reason
 from schemes.table import SchemeEntry
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class SubmissionScheme(GrumpScheme):
         if self.box is not None:
             self.box.close()
             self.box = None
+            if isinstance(self.sender, BoxedProcess):
+                # The box's processes are gone: its output pipes end, the files are complete.
+                self.box_facts["output_not_ended"] = self.sender.finish_outputs()
 
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
         """As the box sees them: the binary under /box, the statistics in /work."""
@@ -86,16 +90,18 @@ class SubmissionScheme(GrumpScheme):
         if code == 0:
             return
         why = signal_name(code)
+        # The tail is the submission's own text: escaped and cut (untrusted_text.py).
         tail = self.sender.stderr_tail()
         if why is not None:
             limit = {"SIGXCPU": " (its CPU-time limit)", "SIGXFSZ": " (its file-size limit)",
                      "SIGKILL": " (killed: a limit, or stopped)"}.get(why, "")
-            raise RuntimeError(f"the controller crashed: the sender was killed by {why}{limit}; "
-                               f"its last output: {tail}")
+            raise RuntimeError(reason(f"the controller crashed: the sender was killed by {why}"
+                                      f"{limit}; its last output: {tail}"))
         if code == NO_ACKS_STATUS:
-            raise RuntimeError(f"the controller never got an ACK: it sent nothing the link "
-                               f"delivered during the whole run; its last output: {tail}")
-        raise RuntimeError(f"the sender exited with status {code}: {tail}")
+            raise RuntimeError(reason(f"the controller never got an ACK: it sent nothing the "
+                                      f"link delivered during the whole run; its last output: "
+                                      f"{tail}"))
+        raise RuntimeError(reason(f"the sender exited with status {code}: {tail}"))
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.sender is not None
