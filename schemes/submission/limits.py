@@ -9,6 +9,9 @@ process of the box together within `processes` and `memory_bytes` plus its
 writable space, and at most `cpu_fraction` of one CPU. Its writable folders
 (/work and /tmp) share `disk_bytes` of memory (a tmpfs): nothing it writes
 reaches a disk. Wall-clock time-outs are the caller's.
+
+Outside the box, the emulated link's queue bounds what a sender can make the emulator
+hold: `QUEUE_BYTES` (UNTRUSTED_QUEUE, the contest's run option for every submission).
 """
 from __future__ import annotations
 
@@ -41,6 +44,19 @@ def run_limits(duration_s: float) -> Limits:
     """For a sender that should run `duration_s` (the executor stops it after the span)."""
     return Limits(cpu_s=int(duration_s) + 60, memory_bytes=1 << 30, file_bytes=64 << 20,
                   processes=64, wall_s=duration_s + 60, disk_bytes=128 << 20)
+
+
+# The contest's sender caps its window at 10,000 datagrams (student_adapter.cc), each 1504
+# bytes on the emulator's basis: 15 MB in flight. A queue of 64 MiB, over four times that,
+# holds whatever a controller that keeps its window queues (and its one-per-timeout sends
+# beyond it through tens of seconds of outage), so its score is the infinite queue's. A
+# sender that fills it is flooding: the emulator stops reading it until the queue has room
+# (core/queue_spec.py, `untrusted`), so what it sends beyond is lost (its own score), the
+# emulator's memory stays under the bound and its work at the link's rate. The emulator runs
+# as root outside every box: without this, what a box sends is queued without end.
+WINDOW_CAP_DATAGRAMS = 10_000
+QUEUE_BYTES = 64 << 20
+UNTRUSTED_QUEUE = f"untrusted:bytes={QUEUE_BYTES}"
 
 
 def signal_name(returncode: int) -> str | None:
