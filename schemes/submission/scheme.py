@@ -15,6 +15,7 @@ from core.settings import Setting
 from schemes.base import SchemeUnavailable, StillRunning
 from schemes.grump import GrumpScheme
 from schemes.submission.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
+from schemes.submission.box_egress import limit_egress
 from schemes.submission.build import BINARY, binary_path
 from schemes.submission.limits import Limits, run_limits, signal_name
 from schemes.submission.untrusted_text import reason
@@ -75,6 +76,8 @@ class SubmissionScheme(GrumpScheme):
             raise RuntimeError("the sender's box was not made (prepare() makes it)")
         self.limits = run_limits(duration_s)
         self.box_facts["limits"] = self.limits.describe()
+        # What the box may send (box_egress.py), set before anything of it runs.
+        self.box_facts["egress"] = limit_egress(ends.sender)
         self._out_dir = ends.out_dir
         self.sender = BoxedProcess(
             self.box, ends.sender, self.sender_args(ends, duration_s), self.limits,
