@@ -14,6 +14,12 @@ The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
   nothing else of the machine: no results/, var/, checkout, /etc, /root,
   /home or the host's /tmp;
 - its own IPC and UTS namespaces;
+- a system-call filter (schemes/submission/box_seccomp.py, loaded by bwrap before anything
+  of the box runs): no new namespace (no user namespace: bwrap's --disable-userns needs the
+  box in a user namespace of its own), no keyring, io_uring, memfd or SysV shared memory;
+- a session keyring of its own, empty (box_keys.py): never the runner's, whose keys a
+  service's repro would otherwise hand every box; its user's own keyrings are emptied when
+  it closes;
 - its network: a build has none (`--unshare-net`: only a loopback that is
   down); a trial's sender is in the run's Mininet sender host and nothing else
   (`nsenter --net` into it, so the box's mounts need not follow Mininet's);
@@ -26,8 +32,8 @@ The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
 
 At the end (`close`) every process still carrying the box's uid is killed and
 listed in the box's facts (the run's meta.json), the cgroup and the tmpfs are
-removed and the user is released. A box whose holder died is cleaned by the
-next that leases its user (and by `./repro clean`).
+removed, the user's keyrings emptied and the user released. A box whose holder
+died is cleaned by the next that leases its user (and by `./repro clean`).
 """
 from __future__ import annotations
 
@@ -47,6 +53,7 @@ from typing import IO, Any, Iterable, Union
 
 from core.endpoints import MininetHost
 from schemes.base import ManagedProcess
+from schemes.submission import box_keys, box_seccomp
 from schemes.submission.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
 from schemes.submission.box_procs import BoxProcess, kill_all, processes_of, signal_all
 from schemes.submission.box_users import (BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease,
@@ -117,6 +124,7 @@ def box_unavailable() -> str | None:
         if not pool():
             return "no box users (netrepro-box-NN): run ./setup/install.sh"
         detect()
+        box_seccomp.program()
     except (BoxUnavailable, OSError) as e:
         return str(e)
     return None
@@ -213,6 +221,8 @@ def clean_left(user: BoxUser, folder: Path = BOXES_DIR, scan: bool = False) -> d
         found["tmpfs_unmounted"] = str(mount)
     if mount.is_dir():
         shutil.rmtree(mount, ignore_errors=True)
+    if box_keys.keys_of(user.uid):
+        found["keyrings"] = box_keys.clear_user_keyrings(user.uid, user.gid)
     record_path.unlink(missing_ok=True)
     if found:
         found["previous_holder"] = record.get("holder")
@@ -295,6 +305,8 @@ class Box:
             "limits": self.limits.describe(),
             "cgroup": plan.describe(), "cgroup_summary": plan.summary(),
             "writable": f"/work and /tmp: one tmpfs of {self.limits.disk_bytes >> 20} MiB",
+            "seccomp": box_seccomp.describe(),
+            "session_keyring": "a new empty one (not the runner's)",
             "left_by_a_dead_box": stale or None,
         })
         try:
@@ -322,7 +334,8 @@ class Box:
 
     def command(self, argv: list[str], limits: Limits, binds: Iterable[Bind] = (),
                 network_of: int | None = None, cwd: str = WORK,
-                block_fd: int | None = None, info_fd: int | None = None) -> list[str]:
+                block_fd: int | None = None, info_fd: int | None = None,
+                seccomp_fd: int | None = None) -> list[str]:
         """The argument list that runs `argv` in this box (never a shell string)."""
         def both(value: int) -> str:
             return f"{value}:{value}"
@@ -347,9 +360,13 @@ class Box:
             args += ["--block-fd", str(block_fd)]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         return args + [
             "--", "prlimit", f"--cpu={both(limits.cpu_s)}", f"--as={both(limits.memory_bytes)}",
             f"--fsize={both(limits.file_bytes)}", f"--nproc={both(limits.processes)}",
+            # Not root's 20,000: with a memory cgroup missing, descriptors would hold memory.
+            f"--nofile={both(limits.open_files)}", "--memlock=0:0", "--msgqueue=0:0",
             # No real-time policy and no nicer nice value, whatever the machine's root was
             # given: a box never runs ahead of the emulator or the CPU probe.
             "--core=0:0", "--rtprio=0:0", "--nice=0:0", "--",
@@ -365,17 +382,21 @@ class Box:
             raise RuntimeError(f"box {self.user.name} is closed")
         block_r, block_w = os.pipe()
         info_r, info_w = os.pipe()
+        filter_r = box_seccomp.program_fd()
         try:
+            # A session keyring of its own (box_keys.py): never the runner's.
             proc = subprocess.Popen(
-                self.command(argv, limits, binds, network_of, cwd, block_r, info_w),
+                self.command(argv, limits, binds, network_of, cwd, block_r, info_w, filter_r),
                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                pass_fds=(block_r, info_w), start_new_session=True, env=HOST_ENV)
+                pass_fds=(block_r, info_w, filter_r), start_new_session=True, env=HOST_ENV,
+                preexec_fn=box_keys.prepare())
         except BaseException:
-            for fd in (block_r, block_w, info_r, info_w):
+            for fd in (block_r, block_w, info_r, info_w, filter_r):
                 os.close(fd)
             raise
         os.close(block_r)
         os.close(info_w)
+        os.close(filter_r)
         self._procs.append(proc)
         try:
             self.cgroup.join(self._first_pid(info_r, proc))
@@ -515,6 +536,10 @@ class Box:
                 self.mount.rmdir()
         except OSError as e:
             errors.append(f"the box's tmpfs: {e}")
+        try:
+            self.facts["keyrings"] = box_keys.clear_user_keyrings(self.user.uid, self.user.gid)
+        except (OSError, subprocess.SubprocessError) as e:
+            errors.append(f"the box user's keyrings: {e}")
         if not errors:
             self._record.path.unlink(missing_ok=True)
         self.facts["teardown_errors"] = errors
@@ -531,7 +556,8 @@ class Box:
 
 
 class BoxedProcess(ManagedProcess):
-    """A trial's sender in its box, inside the run's Mininet sender host's network."""
+    """A trial's sender in its box, inside the run's Mininet sender host's network. Its
+    stdout and stderr reach the run's folder through pipes, capped (output_cap.py)."""
 
     def __init__(self, box: Box, host: MininetHost, args: list[str], limits: Limits,
                  binds: Iterable[Bind], out_dir: Path, label: str,

@@ -3,7 +3,8 @@
 Each build and each trial's sender runs in a box of its own (schemes/submission/box.py):
 a user of its own, its own PID, mount, IPC and UTS namespaces, and these
 limits. The per-process ones are rlimits (`prlimit`): CPU seconds, address
-space, the size of one file, the user's processes, no core dumps. The box's
+space, the size of one file, the user's processes, open files, no core dumps, no locked
+memory, no POSIX message queue. The box's
 own (its cgroup where the machine has one: schemes/submission/box_cgroup.py): every
 process of the box together within `processes` and `memory_bytes` plus its
 writable space, and at most `cpu_fraction` of one CPU. Its writable folders
@@ -28,12 +29,14 @@ class Limits:
     wall_s: float
     disk_bytes: int
     cpu_fraction: float = 1.0  # of one CPU, for the whole box
+    open_files: int = 256  # per process: a compiler needs a few dozen, a sender a handful
 
     def describe(self) -> dict[str, float]:
         return {"cpu_s": self.cpu_s, "memory_mib": self.memory_bytes >> 20,
                 "file_mib": self.file_bytes >> 20, "processes": self.processes,
                 "wall_s": self.wall_s, "disk_mib": self.disk_bytes >> 20,
-                "cpu_fraction": self.cpu_fraction}
+                "cpu_fraction": self.cpu_fraction, "open_files": self.open_files,
+                "locked_memory_bytes": 0, "posix_message_queue_bytes": 0}
 
 
 BUILD_LIMITS = Limits(cpu_s=120, memory_bytes=2 << 30, file_bytes=256 << 20, processes=64,
