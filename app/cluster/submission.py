@@ -27,6 +27,7 @@ from core.results import read_json, write_json
 from schemes.base import SchemeUnavailable
 from schemes.submission.api import SubmissionRefused
 from schemes.submission.box_check import box_probe
+from schemes.submission.hosting import refusal as hosting_refusal
 from schemes.submission.build import (BuildResult, binary_path, build, build_inputs_missing,
                                       builds_dir)
 from schemes.submission.sources import Sources
@@ -76,7 +77,7 @@ def cannot_build(paths: ProjectPaths) -> str | None:
     probe = box_probe(paths)
     if not probe.ok:
         return probe.detail
-    return build_inputs_missing(paths)
+    return hosting_refusal() or build_inputs_missing(paths)
 
 
 def compiler_message(log: str) -> str:

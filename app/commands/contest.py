@@ -43,6 +43,7 @@ from schemes.submission.box import box_unavailable
 from schemes.submission.box_users import BoxUnavailable
 from schemes.submission.api import GENERATIONS, SubmissionRefused
 from schemes.submission.build import binary_path, build
+from schemes.submission.hosting import FLAG, allow_without_cgroups, refusal
 from schemes.submission.sources import Sources
 from schemes.submission.untrusted_text import reason as shown
 
@@ -83,6 +84,10 @@ def add_parser(sub: Any) -> None:
                         help="rerun trials already done for these exact sources")
     submit.add_argument("--json", action="store_true",
                         help="end with one JSON object (the best trial's metrics)")
+    submit.add_argument(FLAG, action="store_true",
+                        help="host the contest even where the boxes' cgroup controllers are "
+                             "missing (each box then has per-process limits only; "
+                             "docs/contest.md says what is then unbounded)")
     submit.add_argument("--cluster", metavar="ADDRESS",
                         help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
                              "local:N), each built on its worker from the sources shipped with "
@@ -169,17 +174,21 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     api = sources.api()
     trace, role = resolve_trace(args.trace, traces)
     cluster = getattr(args, "cluster", None)
+    if getattr(args, "allow_without_cgroups", False):
+        allow_without_cgroups()
     if cluster is None:
         if os.geteuid() != 0:
             raise BoxUnavailable("contest submit needs root (it builds and runs the code in "
                                  "boxes of its own, in network namespaces): use sudo, or "
                                  "--cluster to run it on workers")
-        why = box_unavailable()
+        why = box_unavailable() or refusal()
         if why:
             raise BoxUnavailable(f"cannot box submitted code here: {why}")
     elif cluster.startswith("local:") and os.geteuid() != 0:
         raise BoxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
                              "machine, in boxes, which takes root: use sudo")
+    elif cluster.startswith("local:") and refusal():
+        raise BoxUnavailable(f"cannot box submitted code here: {refusal()}")
     digest = sources.digest
     root = paths.results_dir / EXPERIMENT
     folder = _new_folder(root, team, digest)

@@ -53,7 +53,7 @@ from typing import IO, Any, Iterable, Union
 
 from core.endpoints import MininetHost
 from schemes.base import ManagedProcess
-from schemes.submission import box_keys, box_seccomp
+from schemes.submission import box_keys, box_seccomp, hosting
 from schemes.submission.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
 from schemes.submission.box_procs import BoxProcess, kill_all, processes_of, signal_all
 from schemes.submission.box_users import (BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease,
@@ -70,6 +70,7 @@ OUTPUT_SETTLE_S = 2.0  # a boxed program's output pipe ends within this of its b
 OUTPUT_BYTES = 256 << 10  # of a command's output kept: its head and its tail
 SYSTEM_LINKS = ("bin", "lib", "lib32", "lib64", "libx32", "sbin")
 WORK, TMP, RO = "/work", "/tmp", "/box"
+HOSTED = ("build", "run")  # a contest's boxes: refused without cgroups unless allowed
 BOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORK, "TMPDIR": TMP, "LC_ALL": "C"}
 HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "LC_ALL": "C"}
@@ -276,6 +277,9 @@ class Box:
         """A new box for `purpose` ("build", "run", "probe"); its facts go into `facts`
         (a run's meta.json holds them), filled as it is made and closed."""
         why = box_unavailable()
+        if why:
+            raise BoxUnavailable(f"cannot box submitted code: {why}")
+        why = hosting.refusal() if purpose in HOSTED else None
         if why:
             raise BoxUnavailable(f"cannot box submitted code: {why}")
         facts = {} if facts is None else facts
