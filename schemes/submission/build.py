@@ -2,6 +2,7 @@
 network, and installed root-owned for its trials."""
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import threading
@@ -25,6 +26,76 @@ def builds_dir(paths: ProjectPaths) -> Path:
 
 def binary_path(paths: ProjectPaths, digest: str) -> Path:
     return builds_dir(paths) / digest / BINARY
+
+
+# Binaries kept in var/contest-builds: the newest KEEP_BUILDS, and fewer when they hold more
+# than KEEP_BYTES; a build in use by a trial (a shared lock on its IN_USE file) is never
+# removed. A pruned build is built again when its sources are submitted again.
+KEEP_BUILDS = 64
+KEEP_BYTES = 1 << 30
+IN_USE = ".in-use"
+
+
+def hold_build(paths: ProjectPaths, digest: str) -> int:
+    """A shared lock on the build `digest` for a trial's life (close the descriptor to let
+    go); SchemeUnavailable when the build is not there (never built, or pruned)."""
+    folder = binary_path(paths, digest).parent
+    try:
+        fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o600)
+    except OSError as e:
+        raise SchemeUnavailable(f"submission {digest} is not built ({folder}: {e.strerror}): "
+                                "submit it with ./repro contest submit") from None
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    if not binary_path(paths, digest).is_file():  # pruned while we waited for the lock
+        os.close(fd)
+        raise SchemeUnavailable(f"submission {digest} is not built any more (pruned): "
+                                "submit it again")
+    return fd
+
+
+def _built_at(folder: Path) -> float:
+    """When the build was made: its binary's time (its folder's changes with its locks)."""
+    binary = folder / BINARY
+    return (binary if binary.is_file() else folder).stat().st_mtime
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file() and not f.is_symlink())
+
+
+def prune_builds(paths: ProjectPaths, keep: int = KEEP_BUILDS,
+                 keep_bytes: int = KEEP_BYTES) -> list[str]:
+    """Remove the oldest builds beyond `keep` (or beyond `keep_bytes` in all), except those
+    in use, and the lock files of builds gone; the digests removed."""
+    root = builds_dir(paths)
+    if not root.is_dir():
+        return []
+    folders = sorted((f for f in root.iterdir() if f.is_dir() and not f.is_symlink()),
+                     key=_built_at, reverse=True)
+    removed, total = [], 0
+    for rank, folder in enumerate(folders):
+        size = _folder_bytes(folder)
+        if rank < keep and total + size <= keep_bytes:
+            total += size
+            continue
+        fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            total += size
+            continue
+        try:
+            shutil.rmtree(folder)
+            removed.append(folder.name)
+        finally:
+            os.close(fd)
+    for lock in root.glob(".*.lock"):
+        if not (root / lock.name[1:-len(".lock")]).is_dir():
+            lock.unlink(missing_ok=True)
+    return removed
 
 
 @dataclass(frozen=True)
@@ -157,4 +228,7 @@ def build(sources: Sources, api: int, paths: ProjectPaths,
         tmp.write_bytes(binary)  # root-owned: the running code cannot change it
         tmp.chmod(0o755)
         os.replace(tmp, dest)
+        pruned = prune_builds(paths)
+        if pruned:
+            log_lines.append(f"# pruned {len(pruned)} older build(s) from {builds_dir(paths)}")
         return BuildResult(True, _log(log_lines), binary=dest, box=box.close())

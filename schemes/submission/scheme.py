@@ -3,6 +3,7 @@ grump-receiver."""
 from __future__ import annotations
 
 import json
+import os
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from schemes.base import SchemeUnavailable, StillRunning
 from schemes.grump import GrumpScheme
 from schemes.submission.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
 from schemes.submission.box_egress import limit_egress
-from schemes.submission.build import BINARY, binary_path
+from schemes.submission.build import BINARY, binary_path, hold_build
 from schemes.submission.limits import Limits, run_limits, signal_name
 from schemes.submission.untrusted_text import reason
 from schemes.table import SchemeEntry
@@ -43,6 +44,7 @@ class SubmissionScheme(GrumpScheme):
             raise SchemeUnavailable(f"submission {digest} is not built ({binary}): submit it "
                                     "with ./repro contest submit")
         self.sender_bin = binary
+        self.paths = paths
         self.box: Box | None = None
         self.box_facts: dict[str, Any] = {}
         self.limits: Limits | None = None
@@ -53,6 +55,9 @@ class SubmissionScheme(GrumpScheme):
         """The sender's box, made before the network and the trace's clock start (so its
         making is not inside the run's span); its facts, completed when it is closed, go
         into the run's meta.json."""
+        # The build is not pruned while its trial runs (build.py hold_build).
+        in_use = hold_build(self.paths, self.digest)
+        stack.callback(os.close, in_use)
         self.box = Box.open("run", run_limits(0), self.box_facts)
         stack.callback(self._close_box)
         return {"box": self.box_facts}
