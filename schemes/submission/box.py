@@ -267,6 +267,7 @@ class Box:
         self.cgroup = BoxCgroup(CgroupPlan(), self.user.name, folders=[])
         self._record = _Record(BOXES_DIR / f"{self.user.name}.json", os.getpid())
         self._procs: list[subprocess.Popen[bytes]] = []
+        self._starter: box_keys.Spawner | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ making it
@@ -388,12 +389,11 @@ class Box:
         info_r, info_w = os.pipe()
         filter_r = box_seccomp.program_fd()
         try:
-            # A session keyring of its own (box_keys.py): never the runner's.
-            proc = subprocess.Popen(
+            # From the box's own thread: its session keyring, never the runner's.
+            proc = self._spawner().call(lambda: subprocess.Popen(
                 self.command(argv, limits, binds, network_of, cwd, block_r, info_w, filter_r),
                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                pass_fds=(block_r, info_w, filter_r), start_new_session=True, env=HOST_ENV,
-                preexec_fn=box_keys.prepare())
+                pass_fds=(block_r, info_w, filter_r), start_new_session=True, env=HOST_ENV))
         except BaseException:
             for fd in (block_r, block_w, info_r, info_w, filter_r):
                 os.close(fd)
@@ -413,6 +413,11 @@ class Box:
             os.close(info_r)
             os.close(block_w)
         return proc
+
+    def _spawner(self) -> box_keys.Spawner:
+        if self._starter is None:
+            self._starter = box_keys.Spawner(self.user.name)
+        return self._starter
 
     def _first_pid(self, info: int, proc: subprocess.Popen[bytes]) -> int:
         """The box's first process, as bwrap reports it (before it runs anything)."""
@@ -514,6 +519,8 @@ class Box:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 errors.append(f"bwrap (pid {proc.pid}) did not exit 10 s after SIGKILL")
+        if self._starter is not None:  # every bwrap it started has exited
+            self._starter.close()
         try:
             left = _settled(self.user.uid)
             if left:

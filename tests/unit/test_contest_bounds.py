@@ -196,14 +196,34 @@ def test_builds_beyond_the_newest_are_pruned_except_those_in_use(tmp_path: Path)
     assert sorted(build.prune_builds(paths, keep=3, keep_bytes=2500)) == ["d0", "d3"]
 
 
-def test_a_keyring_the_runner_has_is_not_the_boxes(tmp_path: Path) -> None:
-    """The preexec hook joins a new session keyring: a child started with it does not
-    share its parent's session keyring."""
+def test_a_keyring_the_runner_has_is_not_the_boxes() -> None:
+    """What a box's spawner thread starts has a new session keyring of its own; the
+    runner's threads keep theirs, and the spawner starts children with vfork (no preexec
+    hook)."""
     from schemes.submission import box_keys
     script = ("import ctypes,sys; libc=ctypes.CDLL(None); "
               f"print(libc.syscall({box_seccomp.syscall_number('keyctl')}, 0, -3, 0))")
-    mine = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    fresh = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           preexec_fn=box_keys.prepare())
-    assert mine.returncode == fresh.returncode == 0
-    assert int(fresh.stdout) > 0 and fresh.stdout != mine.stdout
+
+    def session_of_a_child() -> str:
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              check=True).stdout
+    mine = session_of_a_child()
+    spawner = box_keys.Spawner("test")
+    try:
+        first = spawner.call(session_of_a_child)
+        again = spawner.call(session_of_a_child)
+    finally:
+        spawner.close()
+    other = box_keys.Spawner("test2")
+    try:
+        second_box = other.call(session_of_a_child)
+    finally:
+        other.close()
+    assert int(first) > 0 and first != mine and first == again and second_box != first
+    assert session_of_a_child() == mine  # the runner's own is untouched
+    with pytest.raises(ValueError, match="raised in the thread"):
+        spawner2 = box_keys.Spawner("test3")
+        try:
+            spawner2.call(lambda: (_ for _ in ()).throw(ValueError("raised in the thread")))
+        finally:
+            spawner2.close()
