@@ -206,6 +206,7 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
 
 uint64_t LinkEmulator::room(const Direction& d) const {
   if (!d.plan.queue.unread_when_full()) return std::numeric_limits<uint64_t>::max();
+  if (d.link->queue().service_over()) return 0;  // nothing it sends would be carried now
   uint64_t held = d.link->queue().queued_bytes();
   if (d.plan.order == StageOrder::DelayThenQueue) {
     held += d.link->delay().size() * kLargestExpectedFrame;  // on their way into the queue
