@@ -70,6 +70,12 @@ class SubmissionScheme(GrumpScheme):
                 # The box's processes are gone: its output pipes end, the files are complete.
                 self.box_facts["output_not_ended"] = self.sender.finish_outputs()
 
+    def start_receiver(self, ends: Endpoints) -> None:
+        """Also what the box may send (box_egress.py): set on the sender's host here, before
+        the trace's clock starts and before anything of the box runs."""
+        self.box_facts["egress"] = limit_egress(ends.sender)
+        super().start_receiver(ends)
+
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
         """As the box sees them: the binary under /box, the statistics in /work."""
         return [f"{RO}/{BINARY}", "--host", ends.receiver_ip, "--port", str(GRUMP_PORT),
@@ -81,8 +87,6 @@ class SubmissionScheme(GrumpScheme):
             raise RuntimeError("the sender's box was not made (prepare() makes it)")
         self.limits = run_limits(duration_s)
         self.box_facts["limits"] = self.limits.describe()
-        # What the box may send (box_egress.py), set before anything of it runs.
-        self.box_facts["egress"] = limit_egress(ends.sender)
         self._out_dir = ends.out_dir
         self.sender = BoxedProcess(
             self.box, ends.sender, self.sender_args(ends, duration_s), self.limits,
