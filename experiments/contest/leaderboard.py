@@ -313,7 +313,8 @@ def render_html(boards: list[tuple[BoardTrace, list[BoardEntry]]]) -> str:
              "higher is better; a submission is ranked by the best of its trials (of its "
              "timely ones, when a trial's emulator was late). The "
              "contest path: data over the trace's .down then 20 ms, ACKs over 20 ms then "
-             ".up, infinite queue, the whole trace once. See docs/contest.md.</p>"]
+             ".up, infinite queue (a submission's: infinite up to 64 MiB, far above what "
+             "its window can queue), the whole trace once. See docs/contest.md.</p>"]
     if not boards:
         parts.append("<p>No contest runs yet: <code>./repro run contest</code> runs the "
                      "baselines, <code>./repro contest submit DIR</code> a controller.</p>")
