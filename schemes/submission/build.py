@@ -6,6 +6,7 @@ import fcntl
 import os
 import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def binary_path(paths: ProjectPaths, digest: str) -> Path:
 KEEP_BUILDS = 64
 KEEP_BYTES = 1 << 30
 IN_USE = ".in-use"
+HOLD_WAIT_S = 30.0
 
 
 def hold_build(paths: ProjectPaths, digest: str) -> int:
@@ -46,7 +48,17 @@ def hold_build(paths: ProjectPaths, digest: str) -> int:
     except OSError as e:
         raise SchemeUnavailable(f"submission {digest} is not built ({folder}: {e.strerror}): "
                                 "submit it with ./repro contest submit") from None
-    fcntl.flock(fd, fcntl.LOCK_SH)
+    end = time.monotonic() + HOLD_WAIT_S  # a pruner holds it only while it removes the build
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > end:
+                os.close(fd)
+                raise SchemeUnavailable(f"submission {digest}'s build stayed locked by a "
+                                        f"pruner for {HOLD_WAIT_S:g} s") from None
+            time.sleep(0.05)
     if not binary_path(paths, digest).is_file():  # pruned while we waited for the lock
         os.close(fd)
         raise SchemeUnavailable(f"submission {digest} is not built any more (pruned): "
