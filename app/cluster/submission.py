@@ -46,7 +46,9 @@ class ShippedSubmission:
         return cls(sources.header, sources.body, sources.sha256)
 
     def sources(self) -> Sources:
-        return Sources(self.header, self.body, origin="shipped with the task")
+        """The two files, checked by the intake as a local submit's are."""
+        return Sources.of_bytes({"controller.hh": self.header, "controller.cc": self.body},
+                                "the sources shipped with the task")
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,10 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
     def failed(reason: str, log: str = "", built: str = "failed") -> WorkerBuild:
         return WorkerBuild(False, reason, log, dict(facts, built=built))
 
-    sources = shipped.sources()
+    try:
+        sources = shipped.sources()
+    except SubmissionRefused as e:
+        return failed(f"refused on worker {host}: {e}", built="refused")
     if sources.sha256 != shipped.sha256:
         return failed(f"the submission's sources arrived on worker {host} with sha256 "
                       f"{sources.sha256[:16]}..., the client sent {shipped.sha256[:16]}...: "
