@@ -13,8 +13,8 @@ droptail's: the arriving packet and one in transit not included). Both keys are 
 defaults: K depends on the link, N on the experiment), 1 <= K <= N - 2 so that some backlog
 above K fits. See native/link/README.md, "ECN marking".
 
-`untrusted:bytes=N` is the queue for a sender whose code is not ours (the contest's
-submissions): infinite for as long as it holds at most N bytes, so for every sender that
+`untrusted:bytes=N` is the queue for a sender whose code is not ours (submitted
+controllers): infinite for as long as it holds at most N bytes, so for every sender that
 stays below N it is the infinite queue; while it holds N the emulator does not read that
 sender at all (what overflows the socket's buffer meanwhile the kernel drops, counted as
 `socket_drops`), so a flood costs the emulator the link's rate of work and at most N bytes.

@@ -162,6 +162,16 @@ class SubmissionScheme(GrumpScheme):
 BUILDS = "contest-build"
 
 
+def prepare_on_worker(spec: "RunSpec", attachment: Any, paths: ProjectPaths,
+                      host: str | None = None) -> Any:
+    """A trial's shipped sources built on the worker that runs it (shipped.py)."""
+    from schemes.submission.shipped import ShippedSubmission, WorkerBuild, build_on_worker
+    if not isinstance(attachment, ShippedSubmission):
+        return WorkerBuild(False, f"a submission's trial carries its sources, not "
+                           f"{type(attachment).__name__}: not built", "")
+    return build_on_worker(attachment, spec, paths, host=host)
+
+
 def worker_offers(paths: ProjectPaths) -> list[str]:
     """A cluster worker that can build and run submissions in boxes offers their builds (a
     probe box is made to see)."""

@@ -10,8 +10,9 @@ contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
 With --cluster the trials run side by side on Dask workers, each built there
-from the sources shipped with it (app/cluster/contest.py); nothing is compiled
-or run on the client.
+from the sources shipped with it (cluster.py beside this module); nothing is
+compiled or run on the client. This is the contest paper's own command: app code
+kept in its folder (app/cli.py finds it).
 
 Exit status: 0 at least one trial scored; 1 the submission failed (does not
 compile, or no trial scored: the reasons are printed); 2 refused (bad files,
@@ -255,7 +256,7 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
                        sources: Sources) -> int:
     """The trials on Dask workers, each built there from the sources it carries."""
     from app.cluster.backend import open_cluster
-    from app.cluster.contest import ClusterTrials, build_log_text, run_trials
+    from experiments.contest.commands.cluster import ClusterTrials, build_log_text, run_trials
     from core.jobs import default_jobs
     store = ExperimentStore(root)
     reused, specs = [], []
