@@ -1,4 +1,4 @@
-"""metrics.json of a shared-bottleneck run (runkinds/shared_bottleneck.py): N flows into one
+"""metrics.json of a shared-bottleneck run (runkinds/shared_bottleneck/): N flows into one
 switch port, read from the port's own per-packet record and each flow's folder.
 
 The scored window is the time every flow was running, less a warm-up: from the last flow's
@@ -25,7 +25,7 @@ is in meta.json, CLOCK_MONOTONIC like the emulator's logs). Over it:
   is the link it emulates), and its lateness.
 
 With tc RED marking (`--queue red`) the queue is RED's, polled every 10 ms into
-red-queue.csv (topologies/tc_red.py): the statistics come from those samples, and the
+red-queue.csv (runkinds/shared_bottleneck/red.py): the statistics come from those samples, and the
 emulator's gaps say nothing of RED's queue (none are given).
 """
 from __future__ import annotations
