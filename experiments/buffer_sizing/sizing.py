@@ -58,6 +58,10 @@ RATE_MBPS = 50
 RTT_MS = 100
 HOST_RTTS = {1: "100", 2: "93,107"}  # fewer flows than hosts: hosts of the same mean
 ALL_HOSTS = "80,93,107,120"
+# `--hosts 16`: sixteen round trips, 55 to 145 ms (mean 100), for n >= 16: more of the RTT
+# diversity the paper's 25-300 ms had, so less synchronization (docs/buffer-sizing.md).
+SIXTEEN_HOSTS = ",".join(str(55 + 6 * i) for i in range(16))
+HOST_CHOICES = (4, 16)
 FLOW_COUNTS = (1, 2, 4, 8, 16, 32, 64, 100)
 TABLE_FLOWS = (32, 64, 100)
 MULTIPLES = (0.25, 0.5, 1.0, 2.0)  # of RTT x C / sqrt(n), for n < 32
@@ -81,6 +85,9 @@ OPTIONS: tuple[Setting, ...] = (
     Setting("tcp", str, "the flows' congestion control: reno as the paper (ns2's Reno), or "
             "cubic as an extra with its own expectation (docs/buffer-sizing.md)",
             default="reno", choices=("reno", "cubic")),
+    Setting("hosts", int, "sender hosts with their own round trips for n >= 16: 4 at 80-120 ms "
+            "(the spec's set-up), or 16 at 55-145 ms (more RTT diversity, less "
+            "synchronization)", default=4, choices=HOST_CHOICES),
 )
 
 SUMMARY_COLUMNS = [
@@ -124,6 +131,7 @@ class BufferSizing(Experiment):
         # No trace is read: the bottleneck is a fixed-rate port.
         super().__init__(traces or TraceSet([], Path("/nonexistent"), manifest={}), options)
         self.cc = str(self.chosen["tcp"])
+        self.hosts = int(self.chosen["hosts"])
 
     # ------------------------------------------------------------------ the matrix
 
@@ -149,8 +157,13 @@ class BufferSizing(Experiment):
                        options=make_params(topology=SHARED_BOTTLENECK.name, flows=flows,
                                            buffer=buffer, rtt_ms=RTT_MS, marking="emulator",
                                            warmup_s=warmup_s,
-                                           host_rtts=HOST_RTTS.get(flows, ALL_HOSTS),
+                                           host_rtts=self.host_rtts(flows),
                                            start_spread_s=spread_s if flows > 1 else None))
+
+    def host_rtts(self, flows: int) -> str:
+        if self.hosts == 16 and flows >= 16:
+            return SIXTEEN_HOSTS
+        return HOST_RTTS.get(flows, ALL_HOSTS)
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         specs: list[RunSpec] = []

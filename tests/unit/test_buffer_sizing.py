@@ -55,6 +55,21 @@ def test_full_sweeps_n_with_hosts_of_the_same_mean_round_trip(tmp_path: Path) ->
     assert len({s.run_id() for s in specs}) == len(specs) == 34
 
 
+def test_sixteen_hosts_spread_the_round_trips_of_n_from_16_on(tmp_path: Path) -> None:
+    four = BufferSizing().matrix(quick=False)
+    sixteen = BufferSizing(options={"hosts": 16}).matrix(quick=False)
+    assert len(sixteen) == len(four)
+    for a, b in zip(four, sixteen):
+        if study_of(a) != SWEEP or a.option("flows") < 16:
+            assert a.run_id() == b.run_id()  # fewer flows: the same runs, not rerun
+            continue
+        rtts = [int(r) for r in str(b.option("host_rtts")).split(",")]
+        assert len(rtts) == 16 and min(rtts) == 55 and max(rtts) == 145
+        assert round(sum(rtts) / len(rtts)) == b.option("rtt_ms")
+        assert a.run_id() != b.run_id()
+        SHARED_BOTTLENECK.check(b, trace_set(tmp_path))
+
+
 # ------------------------------------------------------------------ the models
 
 @pytest.mark.parametrize("k, expected", [(0, 0.750), (0.25, 0.893), (0.5, 0.964),
