@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from analysis.claims.model import FULL, QUICK, Claim, ClaimReport, evaluate_all
+from analysis.claims.model import FULL, QUICK, Claim, ClaimReport, evaluate_all, measured_texts
 from analysis.coverage import Coverage, coverage
 from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord
@@ -31,6 +31,8 @@ class Experiment(ABC):
     options: ClassVar[tuple[Setting, ...]] = ()
     # The paper's claims, as data: each paper declares them in its package's claims.py.
     claims: ClassVar[tuple[Claim, ...]] = ()
+    # Row columns `repro compare` sets side by side beyond those the claims read.
+    compared_metrics: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None) -> None:
         self.traces = traces
@@ -91,6 +93,12 @@ class Experiment(ABC):
                        trial=record.spec.trial, run=record.path.name)
             rows.append(row)
         return rows
+
+    def metric_columns(self) -> set[str]:
+        """The row columns two passes are compared on: those the claims read, and the
+        declared `compared_metrics` (only those holding numbers in the rows are used)."""
+        return set().union(*(measured_texts(c.check) for c in self.claims),
+                           self.compared_metrics)
 
     def evaluate_claims(self, store: ExperimentStore,
                         done: list[RunRecord] | None = None) -> ClaimReport:

@@ -87,6 +87,10 @@ class ExperimentVerdict:
     providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
     # TCP runs by their receivers' tcp_rmem maximum (the window's ceiling): value -> n.
     tcp_rmem_max: dict[str, int] = field(default_factory=dict)
+    # The plan's finished runs with their re-derived metrics, and the rows its claims were
+    # judged on (`repro compare` sets two passes' side by side).
+    records: list[RunRecord] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(r.check.status == status for r in self.runs)
@@ -340,6 +344,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     planned_specs = {c.spec for c in cov.cells}
     verdict.failed_outside_plan = {f.path.name for f in failures if f.spec not in planned_specs}
     rows = exp.claim_rows(cov)
+    verdict.records, verdict.rows = cov.records(), rows
     in_rows = set().union(*(row_runs(row) for row in rows))
     verdict.left_out = sum(r.path.name not in in_rows for r in cov.records())
     verdict.claims = exp.claims_on(cov, rows)
