@@ -27,6 +27,7 @@ sender may send, so the two set-ups are one run (docs/prr-fig2.md, "The receiver
 """
 from __future__ import annotations
 
+import fnmatch
 import logging
 from pathlib import Path
 from typing import Any, Mapping
@@ -61,6 +62,7 @@ RECOVERY_LABELS = {"rate-halving": "rate halving (Linux <= 3.1)", "rfc3517": "RF
 # The initial window (route initcwnd): a loss at or below it is in the first window.
 IW_SEGMENTS = 10
 BOTH = "both"
+TODAY_STEM = "-today-receiver"  # the variant's figures: prr-heavy-32k-cubic-pox-today-receiver
 RECEIVER_TEXT = {
     REFERENCE: f"receiver window held at {HELD_RWND_SEGMENTS} segments (a receiver before "
                "Linux 3.12: the reference's set-up)",
@@ -127,6 +129,9 @@ class PrrFig2(Experiment):
 
     quick_note = "32 KB only, every pattern and recovery"
     claims = CLAIMS
+    headline = ("prr-heavy-32k-cubic-*", "prr-heavy-*")
+    headline_caption = ("Figure 2, heavy loss, the reference's receiver: each recovery's "
+                        "time-sequence plot and window")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
@@ -139,6 +144,20 @@ class PrrFig2(Experiment):
         self.cc, self.controller = str(o["cc"]), str(o["controller"])
         self.bottleneck, self.rtt = float(o["bottleneck"]), int(o["rtt"])
         self.receiver = str(o.get("receiver", BOTH))
+
+    def headline_figure(self, folder: Path) -> tuple[Path, str] | None:
+        """The heavy pattern's figure in the reference's set-up; the variant's, said so, when
+        the reference's runs are not on record."""
+        drawn = sorted(folder.glob("*.png"))
+        for variant in (False, True):
+            for pattern in self.headline:
+                for path in drawn:
+                    if fnmatch.fnmatchcase(path.stem, pattern) and \
+                            (TODAY_STEM in path.stem) == variant:
+                        return path, (self.headline_caption if not variant else
+                                      "Figure 2, heavy loss, with this kernel's receiver: a "
+                                      "variant (the reference's runs are not on record)")
+        return None
 
     def resolved_options(self) -> dict[str, Any]:
         """`--controller auto` decided: the controller that serves on this machine."""
@@ -185,6 +204,10 @@ class PrrFig2(Experiment):
                                    row["receiver"], _order(row["recovery"]), row["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS)]
         files += self._figures(records, out_dir)
+        for old in [*out_dir.glob("prr-*.png"), *out_dir.glob("prr-*.svg")]:
+            if old not in files:  # a figure of runs no longer on record, or of an older layout
+                old.unlink()
+                log.info("removed %s: no run on record draws it now", old.name)
         stale = out_dir / "claims.csv"  # written by this experiment's former evaluator
         if stale.is_file():
             stale.unlink()
@@ -236,7 +259,7 @@ class PrrFig2(Experiment):
             if (bottleneck, rtt) != (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS):
                 stem += f"-{bottleneck:g}mbit-{rtt}ms"
             if receiver == TODAY:
-                stem += "-today-receiver"
+                stem += TODAY_STEM
             files += plot_recoveries(panels, title, out_dir, stem)
         return files
 
