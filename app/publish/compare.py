@@ -38,6 +38,7 @@ from experiments.base import Experiment
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_UNCOMPARABLE = 0, 1, 2
 ABSENT = "absent"
+ALONE = "not compared, only in "
 # Row columns that tell apart rows standing on the same runs (a run scored in both
 # directions, a study's summary row) or on none (a board's omniscient row).
 ROW_TAGS = ("direction", "study", "trace", "scheme", "name", "target", "flows")
@@ -257,7 +258,10 @@ class Comparison:
                  f"{len(self.moved_over_cells())} metrics moved across an experiment's cells "
                  f"(of {self.judged_over_cells()} judged)"]
         verdict = "the passes agree" if self.exit_code() == EXIT_SAME else "the passes differ"
-        return f"{verdict}: " + "; ".join(parts)
+        alone = [n for n in self.notes if n.startswith(ALONE)]
+        scope = (f" on the {len(self.experiments)} experiments both hold (others on one side "
+                 "only, above)") if alone else ""
+        return f"{verdict}{scope}: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a.describe(), "b": self.b.describe(), "exit": self.exit_code(),
@@ -322,18 +326,17 @@ def _spec_names(*verdicts: ExperimentVerdict) -> set[str]:
     return names
 
 
-def compare_experiment(exp: Experiment, a: ExperimentVerdict | None,
-                       b: ExperimentVerdict | None) -> ExperimentComparison:
-    result = ExperimentComparison(exp.name, exp.title, a.mode if a else ABSENT,
-                                  b.mode if b else ABSENT)
-    claims_a = {r.id: r for r in (a.claims.results if a and a.claims else ())}
-    claims_b = {r.id: r for r in (b.claims.results if b and b.claims else ())}
+def compare_experiment(exp: Experiment, a: ExperimentVerdict,
+                       b: ExperimentVerdict) -> ExperimentComparison:
+    """One experiment both sides hold: its claims (a claim judged on one side only is
+    ABSENT on the other, a difference), its cells' metrics."""
+    result = ExperimentComparison(exp.name, exp.title, a.mode, b.mode)
+    claims_a = {r.id: r for r in (a.claims.results if a.claims else ())}
+    claims_b = {r.id: r for r in (b.claims.results if b.claims else ())}
     for claim_id in dict.fromkeys([*claims_a, *claims_b]):
         known = claims_a.get(claim_id) or claims_b[claim_id]
         result.claims.append(ClaimPair(exp.name, claim_id, known.text, claims_a.get(claim_id),
                                        claims_b.get(claim_id)))
-    if a is None or b is None:
-        return result
     cells_a, cells_b = _cells(a), _cells(b)
     both = [k for k in cells_a if k in cells_b]
     result.cells_both = len(both)
@@ -384,8 +387,12 @@ def compare(a: Side, b: Side, experiments: Sequence[Experiment]) -> Comparison:
     if not set(va) & set(vb):
         raise CompareError(f"nothing to compare: no experiment has finished runs on both "
                            f"sides (A: {', '.join(sorted(va))}; B: {', '.join(sorted(vb))})")
-    compared = [compare_experiment(e, va.get(e.name), vb.get(e.name)) for e in experiments
-                if e.name in va or e.name in vb]
+    compared = [compare_experiment(e, va[e.name], vb[e.name]) for e in experiments
+                if e.name in va and e.name in vb]
+    for side, mine, other in ((a, va, vb), (b, vb, va)):
+        alone = [n for n in mine if n not in other]
+        if alone:
+            notes.append(f"{ALONE}{side.name}: {', '.join(alone)}")
     facts = environment_facts(_all_records(va.values()), _all_records(vb.values()),
                               a.manifest, b.manifest)
     return Comparison(a, b, compared, facts, notes)
@@ -441,9 +448,6 @@ def print_comparison(c: Comparison, out: Any, every_metric: bool = False) -> Non
         print(line, file=out)
     print(f"metrics, matched by run spec (not by id); {TESTS_TEXT}:", file=out)
     for e in c.experiments:
-        if e.mode_a == ABSENT or e.mode_b == ABSENT:
-            print(f"  {e.name}: only in {'B' if e.mode_a == ABSENT else 'A'}", file=out)
-            continue
         judged = [m for m in e.metrics if m.judgement.test != NOT_JUDGED]
         print(f"  {e.name} ({e.mode_a} | {e.mode_b}): {e.cells_both} cells on both sides, "
               f"{len(e.only_a)} only in A, {len(e.only_b)} only in B; {len(e.metrics)} cell "

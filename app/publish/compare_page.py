@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from app.publish.compare import ABSENT, Comparison
+from app.publish.compare import Comparison
 from app.publish.noise import NOT_JUDGED, TESTS_TEXT
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -17,7 +17,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 def write_page(c: Comparison, out: Path) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     page = env.get_template("compare.html.j2").render(
-        c=c, tests=TESTS_TEXT, NOT_JUDGED=NOT_JUDGED, ABSENT=ABSENT,
+        c=c, tests=TESTS_TEXT, NOT_JUDGED=NOT_JUDGED,
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)

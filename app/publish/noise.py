@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -107,11 +108,20 @@ def judge_metric(a: Sequence[float], b: Sequence[float]) -> Judgement:
                          f"{MIN_PAIRED_CELLS} to reach p < {ALPHA:g}")
     positive = all(x > 0 and y > 0 for x, y in pairs)
     changes = [math.log(y / x) if positive else y - x for x, y in pairs]
-    if all(c == 0 for c in changes):
+    moved = [c for c in changes if c != 0]  # Wilcoxon's test leaves the unchanged cells out
+    if not moved:
         return Judgement(WILCOXON, False, 1.0, f"the same value in all {len(pairs)} cells")
-    p = float(stats.wilcoxon(changes).pvalue)
+    if len(moved) < MIN_PAIRED_CELLS:
+        return Judgement(NOT_JUDGED, None, None,
+                         f"{len(pairs) - len(moved)} of {len(pairs)} cells unchanged; the "
+                         f"{len(moved)} that changed are too few for {WILCOXON} to reach "
+                         f"p < {ALPHA:g} (it needs {MIN_PAIRED_CELLS})")
+    with warnings.catch_warnings():  # ties make SciPy fall back to its normal approximation
+        warnings.simplefilter("ignore", UserWarning)
+        p = float(stats.wilcoxon(moved).pvalue)
     median = statistics.median(changes)
     typical = (f"median change {100 * (math.exp(median) - 1):+.1f}%" if positive
                else f"median change {median:+.4g}")
-    return Judgement(WILCOXON, p < ALPHA, p,
-                     f"{WILCOXON} over {len(pairs)} cells: p = {p:.2g}, {typical}")
+    unchanged = f", {len(pairs) - len(moved)} unchanged" if len(moved) < len(pairs) else ""
+    return Judgement(WILCOXON, p < ALPHA, p, f"{WILCOXON} over {len(pairs)} cells"
+                     f"{unchanged}: p = {p:.2g}, {typical}")

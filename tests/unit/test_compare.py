@@ -217,3 +217,24 @@ def test_a_metric_over_cells_moves_when_its_cells_move_together():
     assert moved.test == WILCOXON and moved.moved is True and "+10" in moved.why
     few = judge_metric(values[:MIN_PAIRED_CELLS - 1], slower[:MIN_PAIRED_CELLS - 1])
     assert few.test == NOT_JUDGED and "needs" in few.why
+
+
+def test_an_experiment_on_one_side_only_is_named_not_compared(tmp_path):
+    from experiments.contest.warmup_b import ContestWarmupB
+    other = ContestWarmupB(EXP.traces)
+    a = build(tmp_path / "a")
+    store = ExperimentStore(a / other.name)
+    for spec in other.matrix(quick=True):
+        add_logged_run(store, spec, 4, 40)
+    comparison = compare_paths(a, build(tmp_path / "b"), [EXP, other], PATHS)
+    assert [e.name for e in comparison.experiments] == [EXP.name]
+    assert f"not compared, only in A: {other.name}" in comparison.notes
+    assert comparison.exit_code() == EXIT_SAME
+    assert "on the 1 experiments both hold" in comparison.summary()
+
+
+def test_a_metric_mostly_unchanged_is_not_judged_on_its_few_changed_cells():
+    same = [float(v) for v in range(1, 13)]
+    two_moved = same[:10] + [v * 1.5 for v in same[10:]]
+    verdict = judge_metric(same, two_moved)
+    assert verdict.test == NOT_JUDGED and "10 of 12 cells unchanged" in verdict.why
