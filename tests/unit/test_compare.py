@@ -238,3 +238,14 @@ def test_a_metric_mostly_unchanged_is_not_judged_on_its_few_changed_cells():
     two_moved = same[:10] + [v * 1.5 for v in same[10:]]
     verdict = judge_metric(same, two_moved)
     assert verdict.test == NOT_JUDGED and "10 of 12 cells unchanged" in verdict.why
+
+
+def test_the_command_prints_json_and_writes_the_page(tmp_path, capsys):
+    a = build(tmp_path / "a")
+    page = tmp_path / "out" / "compare.html"
+    assert main(["compare", str(a), str(a), "--json", "--html", str(page)]) == EXIT_SAME
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["exit"] == EXIT_SAME and printed["tests"].startswith("a cell moved")
+    claims = printed["experiments"][0]["claims"]
+    assert len(claims) == 15 and not any(c["changed"] for c in claims)
+    assert page.is_file() and "the passes agree" in page.read_text()
