@@ -35,6 +35,7 @@ from core.paths import ProjectPaths
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from experiments.base import Experiment
+from experiments.registry import experiment_classes
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_UNCOMPARABLE = 0, 1, 2
 ABSENT = "absent"
@@ -294,6 +295,8 @@ def _cells(v: ExperimentVerdict) -> dict[tuple, tuple[str, list[dict[str, Any]]]
         specs = [spec_of[name] for name in sorted(row_runs(row)) if name in spec_of]
         tags = tuple((k, str(row[k])) for k in ROW_TAGS if row.get(k) not in (None, ""))
         ident = tuple(sorted({_untrialed(s) for s in specs}))
+        if len(ident) > 1 and tags:  # a summary over several cells (a study's minimum):
+            ident = ()               # itself by what it summarizes, not by which runs made it
         labels = sorted({_label(s) for s in specs})
         label = labels[0] if len(labels) == 1 else (
             f"{len(labels)} runs from {labels[0]}" if labels else "")
@@ -370,14 +373,17 @@ def compare(a: Side, b: Side, experiments: Sequence[Experiment]) -> Comparison:
         if not side.verdicts():
             raise CompareError(f"{side.given}: no finished runs of any experiment this "
                                "checkout knows")
-        known = {e.name for e in experiments}
+        known = {cls.name for cls in experiment_classes()}
         unknown = [n for n in _present_names(side) if n not in known and n != "runs"]
         if unknown:
-            notes.append(f"{side.name}: not compared, unknown to this checkout or not asked "
-                         f"for: {', '.join(unknown)}")
+            notes.append(f"{side.name}: not compared, unknown to this checkout: "
+                         f"{', '.join(unknown)}")
         for v in side.verdicts().values():
             if v.options_problem:
                 notes.append(f"{side.name}: {v.name}: claims not judged: {v.options_problem}")
+            if v.invalid:
+                notes.append(f"{side.name}: {v.name}: {len(v.invalid)} finished runs invalid, "
+                             "left out (./repro verify says why)")
             differ = v.count("DIFFERS")
             if differ:
                 notes.append(f"{side.name}: {v.name}: {differ} runs' stored numbers differ "

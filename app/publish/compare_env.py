@@ -6,6 +6,7 @@ the end hosts' lateness, the CPU steal."""
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -27,11 +28,18 @@ class Fact:
 
     @property
     def differs(self) -> bool:
-        return self.a != self.b
+        """The values differ; how many runs said each does not count (a pass with a failed
+        run more has the same machine)."""
+        return _values(self.a) != _values(self.b)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "a": self.a, "b": self.b, "differs": self.differs,
                 "of_the_pass": self.of_the_pass}
+
+
+def _values(text: str) -> frozenset[str]:
+    """The distinct values of a fact's text: 'x (3), y (2)' gives {x, y}."""
+    return frozenset(re.sub(r" \(\d+\)$", "", part) for part in text.split(", "))
 
 
 def _unique(records: Sequence[RunRecord]) -> list[RunRecord]:

@@ -249,3 +249,26 @@ def test_the_command_prints_json_and_writes_the_page(tmp_path, capsys):
     claims = printed["experiments"][0]["claims"]
     assert len(claims) == 15 and not any(c["changed"] for c in claims)
     assert page.is_file() and "the passes agree" in page.read_text()
+
+
+def test_a_summary_row_over_several_runs_is_matched_by_what_it_summarizes():
+    """A study's minimum over the runs that finished: the same cell on both sides even when
+    one side has a run fewer behind it."""
+    from app.publish.compare import _cells
+    from app.publish.verify import ExperimentVerdict
+    from analysis.summary import RunRecord
+    specs = EXP.matrix(quick=True)
+    records = [RunRecord(s, {}, {}, Path(f"/x/{s.dirname()}")) for s in specs]
+    names = [r.path.name for r in records]
+
+    def side(runs):
+        v = ExperimentVerdict(EXP.name, EXP.title, True, records=records)
+        v.rows = [{"study": "min-buffer", "target": 0.98, "runs": " ".join(runs), "m": 1.0}]
+        return _cells(v)
+    assert set(side(names[:4])) == set(side(names[:3]))
+
+
+def test_how_many_runs_said_a_fact_does_not_make_it_differ():
+    from app.publish.compare_env import Fact
+    assert not Fact("cubic served by", "builtin (cubic) (7)", "builtin (cubic) (5)").differs
+    assert Fact("kernel", "6.1 (3), 6.12 (1)", "6.1").differs
