@@ -125,6 +125,9 @@ class BufferSizing(Experiment):
                   "each run alone")
     options = OPTIONS
     claims = CLAIMS
+    headline = ("min-buffer", "sawtooth")
+    headline_caption = ("Figure 11: the buffer n flows need, ours beside RTT x C / sqrt(n) "
+                        "and the rule of thumb")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
