@@ -20,6 +20,7 @@ from core.worker_resources import file_sha256, trace_resource
 from runkinds.trace_path.metrics import trace_path_metrics
 from runkinds.trace_path.span import span_of
 from schemes.registry import SCHEME_REGISTRY, scheme_module, scheme_needs
+from topologies.link_conditions import link_conditions
 from topologies.link_side import FIXED_RATE_PREFIX, link_side
 
 
@@ -31,7 +32,7 @@ class TracePathKind(RunKind):
     def check(self, spec: RunSpec, traces: TraceSet) -> None:
         link_side(spec.data_trace, traces)
         link_side(spec.ack_trace, traces)
-        span_of(spec, traces)
+        link_conditions(spec, span_of(spec, traces).span_ms)
 
     def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
         return span_of(spec, traces).span_ms / 1000.0

@@ -9,6 +9,11 @@ runs also get their congestion control's behaviour (analysis/cc_behaviour.py) an
 check of each flow (analysis/tcp_window_check.py: `window_valid` False makes the run
 invalid). Every trace-path
 run gets its end hosts' own timing and its verdict (analysis/host_timing.py).
+
+A run with a per-packet queue log (asked for, or kept because the link had random loss) gets
+the link's fidelity from it over the scored part: the share of gaps between backlogged
+departures within 10% of the gaps their schedule asked for, the queue's drops and the
+random losses.
 """
 from __future__ import annotations
 
@@ -20,10 +25,12 @@ from analysis.fidelity import lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.mahimahi_log import parse_log
 from analysis.metrics import link_metrics
+from analysis.queue_log import fidelity_metrics, parse_queue_log
 from analysis.scored_span import REVERSE, SPANS_KEY, span_blocks
 from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
 from core.runspec import RunSpec
+from topologies.queue_log import DATA_FILE as DATA_QUEUE_LOG
 
 __all__ = ["REVERSE", "trace_path_metrics"]  # REVERSE: the other direction's key
 
@@ -55,6 +62,9 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
                    sender_end=meta.get("sender_end"),
                    emulator_scheduling=link.get("scheduling"))
     metrics.update(host_timing_metrics(meta))
+    if (run_dir / DATA_QUEUE_LOG).is_file():
+        metrics.update(fidelity_metrics(parse_queue_log(run_dir / DATA_QUEUE_LOG),
+                                        warmup_ms / 1000.0))
     verification = meta.get("verification") or {}
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped",
                 "cc_used_reverse"):
