@@ -12,7 +12,9 @@ Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2)
   sender host of its own and the path's rtt_ms;
 - `start_spread_s`: each flow starts at its own moment, drawn uniformly in [0, spread]
   from a generator seeded by `seed` (default 1) and the trial, and recorded; without it
-  the flows start one after the other as fast as they can.
+  the flows start one after the other as fast as they can;
+- `socket_sample_ms`: each flow's sender samples its sockets every that many ms
+  (kernel/socket_samples.py: tcp_info and the congestion control's own state).
 """
 from __future__ import annotations
 
@@ -23,12 +25,13 @@ from typing import Any
 from core.errors import UsageError
 from core.queue_spec import QueueSpecError, parse_queue
 from core.runspec import RunSpec
+from kernel.socket_samples import check_interval
 from topologies.link_side import FIXED_RATE_PREFIX
 
 NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
-OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed")
+OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed", "socket_sample_ms")
 MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
 MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
 MAX_SPREAD_S = 60.0
@@ -121,6 +124,11 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
     spread = o.get("start_spread_s", 0.0)
     if not isinstance(spread, (int, float)) or not 0 <= spread <= MAX_SPREAD_S:
         raise UsageError(f"{NAME}: start_spread_s={spread!r} must be 0..{MAX_SPREAD_S:g} s")
+    if "socket_sample_ms" in o:
+        try:
+            check_interval(o["socket_sample_ms"])
+        except ValueError as e:
+            raise UsageError(f"{NAME}: {e}") from None
     if not isinstance(o.get("seed", 1), int):
         raise UsageError(f"{NAME}: seed={o.get('seed')!r} must be a whole number")
     if spec.delay_ms != rtt // 2:

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from core.code_identity import EVERY_RUN_NATIVE, CodeRoots
+from core.errors import UsageError
 from core.paths import ProjectPaths
 from core.run_kind import RunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from core.worker_resources import file_sha256, trace_resource
+from kernel import socket_samples
 from runkinds.trace_path.metrics import trace_path_metrics
 from runkinds.trace_path.span import span_of
 from schemes.registry import SCHEME_REGISTRY, scheme_module, scheme_needs
@@ -33,6 +35,11 @@ class TracePathKind(RunKind):
         link_side(spec.data_trace, traces)
         link_side(spec.ack_trace, traces)
         link_conditions(spec, span_of(spec, traces).span_ms)
+        if spec.option(socket_samples.OPTION) is not None:
+            try:
+                socket_samples.check_interval(spec.option(socket_samples.OPTION))
+            except ValueError as e:
+                raise UsageError(str(e)) from None
 
     def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
         return span_of(spec, traces).span_ms / 1000.0

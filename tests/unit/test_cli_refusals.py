@@ -90,6 +90,8 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], int, str]]:
          EXIT_USAGE, "argument --rate-steps: '20:0': the rate must be above 0 Mbit/s"),
         (["one", "--scheme", "cubic", "--data-trace", str(tmp / "no.trace"), "--ack-trace",
           "rate:12", "--duration", "5", "--rate-steps", "2:5"], EXIT_USAGE, "no.trace"),
+        (["one", "--scheme", "cubic", *FIXED, "--duration", "5", "--socket-sample-ms", "1"],
+         EXIT_USAGE, "argument --socket-sample-ms: 1 is out of range"),
         # verify and pack
         (["verify", "sprout-fig8"], EXIT_USAGE, "unknown experiment 'sprout-fig8'"),
         (["verify", "--results", missing], EXIT_USAGE, "no results folder at"),
