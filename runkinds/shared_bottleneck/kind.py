@@ -51,7 +51,8 @@ class SharedBottleneckKind(RunKind):
     def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
         flows = int(spec.option("flows", 1))
         hosts = layout(dict(spec.options, flows=flows, rtt_ms=spec.option("rtt_ms", 0))).hosts
-        spread = float(spec.option("start_spread_s", 0.0) or 0.0)
+        spread = float(spec.option("start_spread_s", 0.0) or 0.0) + \
+            float(spec.option("start_interval_s", 0.0) or 0.0) * (flows - 1)
         return float(spec.duration_s or 0) + serve_margin_s(flows, spread) + \
             SETUP_PER_HOST_S * hosts + SETUP_PER_FLOW_S * flows
 
