@@ -6,7 +6,8 @@ That code is found from the imports, not from a list kept by hand:
 
 - the closure of a run's root modules (its kind's measurement, its scheme family; their
   `import` statements, lazy ones inside functions too, read with ast), within this
-  repository;
+  repository, each hashed as its syntax tree without docstrings (a comment or a reworded
+  docstring changes no run);
 - stopping at dispatch modules: a registry that imports every family is hashed itself,
   but what it imports is not followed (a run uses one family of it, which is a root);
 - the sources of the native programs those modules start: a module declares them in
@@ -221,7 +222,23 @@ def identity(roots: CodeRoots, root: Path = REPO_ROOT) -> CodeIdentity:
 
 
 def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    """A file's hash; a Python module's is its syntax tree's with docstrings left out, so
+    an edited comment, docstring or line break is not a new run."""
+    data = path.read_bytes()
+    if path.suffix == ".py":
+        data = _code_of(data, str(path)).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _code_of(source: bytes, filename: str) -> str:
+    tree = ast.parse(source, filename=filename)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        scope = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if isinstance(node, scope) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 # ------------------------------------------------------------------ a spec's code

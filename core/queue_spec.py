@@ -2,7 +2,7 @@
 
     infinite | droptail:packets=N | droptail:bytes=N | droptail:packets=N,bytes=M
     | codel | codel:target=MS | codel:interval=MS | codel:target=MS,interval=MS
-    | ecn:k=K,packets=N
+    | ecn:k=K,packets=N | untrusted:bytes=N
 
 CoDel's defaults are target 5 ms and interval 100 ms (as Cellsim's
 used); both are whole milliseconds and the target must be below the interval.
@@ -12,6 +12,13 @@ ECT(0)/ECT(1) IPv4 packets arriving while more than K packets wait (the backlog 
 droptail's: the arriving packet and one in transit not included). Both keys are required (no
 defaults: K depends on the link, N on the experiment), 1 <= K <= N - 2 so that some backlog
 above K fits. See native/link/README.md, "ECN marking".
+
+`untrusted:bytes=N` is the queue for a sender whose code is not ours (submitted
+controllers): infinite for as long as it holds at most N bytes, so for every sender that
+stays below N it is the infinite queue; while it holds N the emulator does not read that
+sender at all (what overflows the socket's buffer meanwhile the kernel drops, counted as
+`socket_drops`), so a flood costs the emulator the link's rate of work and at most N bytes.
+See native/link/README.md, "An untrusted sender's queue".
 
 The emulator (native/link/queue_spec.cc) accepts exactly these forms.
 """
@@ -25,7 +32,7 @@ CODEL_TARGET_MS = 5
 CODEL_INTERVAL_MS = 100
 
 FORMS = ("use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, "
-         "codel, codel:target=MS,interval=MS or ecn:k=K,packets=N")
+         "codel, codel:target=MS,interval=MS, ecn:k=K,packets=N or untrusted:bytes=N")
 
 
 class QueueSpecError(UsageError):
@@ -50,6 +57,8 @@ class QueueSpec:
             return "infinite queue"
         if self.kind == "codel":
             return f"CoDel, target {self.target_ms} ms, interval {self.interval_ms} ms"
+        if self.kind == "untrusted":
+            return f"untrusted sender's queue, {self.bytes} bytes, its sender unread while full"
         if self.kind == "ecn":
             return (f"ECN marking above {self.mark_threshold} packets, droptail at "
                     f"{self.packets} packets")
@@ -78,8 +87,10 @@ def parse_queue(text: str) -> QueueSpec:
     if text == "codel":
         return QueueSpec("codel", target_ms=CODEL_TARGET_MS, interval_ms=CODEL_INTERVAL_MS)
     kind, _, rest = text.partition(":")
-    if kind not in ("droptail", "codel", "ecn") or not rest:
+    if kind not in ("droptail", "codel", "ecn", "untrusted") or not rest:
         raise QueueSpecError(f"bad queue {text!r}: {FORMS}")
+    if kind == "untrusted":
+        return QueueSpec("untrusted", bytes=_keyed_integers(text, rest, ("bytes",))["bytes"])
     if kind == "ecn":
         return _ecn(text, _keyed_integers(text, rest, ("k", "packets")))
     if kind == "codel":

@@ -95,6 +95,20 @@ def explain_need(resource: str) -> str | None:
     return None
 
 
+def prepare_on_worker(spec: RunSpec, attachment: Any, paths: ProjectPaths,
+                      host: str | None = None) -> Any:
+    """What a run carries to a cluster worker beside its spec (a submission's sources),
+    made ready there by the run's scheme family (its module's `prepare_on_worker`): a
+    result with `ok`, `reason`, `log` and `facts`."""
+    module = scheme_module(spec.scheme)
+    family = next(f for f in FAMILY_MODULES if f.__name__ == module)
+    prepare = getattr(family, "prepare_on_worker", None)
+    if prepare is None:
+        raise UsageError(f"{spec.scheme}: its runs carry nothing to a worker "
+                         f"({module} prepares nothing)")
+    return prepare(spec, attachment, paths, host)
+
+
 def worker_offers(paths: ProjectPaths) -> list[str]:
     """What the scheme families offer their runs on this machine as a cluster worker, beyond
     congestion controls (a family module may define `worker_offers(paths)`)."""

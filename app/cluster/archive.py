@@ -89,8 +89,8 @@ class Committer:
     started: float = field(default_factory=time.time)
     committed: dict[str, Path] = field(default_factory=dict)  # run id -> its folder
     duplicates: list[str] = field(default_factory=list)  # labels of runs that came again
-    # Stores of their own (contest submissions keep their runs in results/contest/runs,
-    # not in the shared pool); any other experiment's is its pool-sharing store.
+    # Stores of their own (a paper's command may keep its runs outside the shared pool:
+    # submitted code's trials); any other experiment's is its pool-sharing store.
     stores: dict[str, ExperimentStore] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

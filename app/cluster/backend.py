@@ -14,9 +14,10 @@ makes the scheduler give the run to another worker (its `allowed-failures`,
 not a task retry, which would rerun a run that failed on its own. A finished
 run comes home as an archive, verified and committed once by its id
 (app/cluster/archive.py). Ctrl-C sets the session's stop event: every worker stops
-its runs (their networks torn down) and the client waits for them. A contest
-submission's trial also carries the submission's sources and their hash, and
-asks for a worker that can build it (app/cluster/submission.py).
+its runs (their networks torn down) and the client waits for them. A run may
+carry what its scheme needs shipped with it (a submitted controller's sources and
+their hash: schemes/submission/shipped.py), which its scheme family makes ready on
+the worker first, and asks for a worker that can (the family's needs).
 """
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from app.cluster.submission import ShippedSubmission
 from app.cluster.worker import STARTED_TOPIC, STOP_EVENT, RemoteResult, RemoteTask, capabilities
 from app.cluster.archive import ArchiveError, Committer
 from core.settings import SettingError
@@ -134,7 +134,7 @@ class RemoteOutcome:
     late: bool = False  # finished with the emulator late
     path: Path | None = None  # the committed run, or its artifacts in failed/
     worker: dict[str, Any] = field(default_factory=dict)  # who ran (and built) it
-    build_log: str = ""  # contest submit: the worker's build, as it printed
+    build_log: str = ""  # what preparing its attachment printed on the worker (a build)
 
 
 def _import_distributed() -> Any:
@@ -178,8 +178,8 @@ class ClusterBackend:
         return outcome.ok, outcome.reason, outcome.late
 
     def run_remote(self, experiment: str, spec: RunSpec,
-                   submission: ShippedSubmission | None = None) -> RemoteOutcome:
-        """One run on a worker (a contest trial with its submission's sources), home."""
+                   attachment: Any = None) -> RemoteOutcome:
+        """One run on a worker (with what its scheme needs shipped beside it), home."""
         from distributed.scheduler import KilledWorker
         if self._stopping.is_set():
             return RemoteOutcome(False, "not started: interrupted")
@@ -195,7 +195,7 @@ class ClusterBackend:
         if why:
             return RemoteOutcome(False, why)
         task = RemoteTask(experiment, spec.to_dict(), spec.run_id(), self.session, files,
-                          submission)
+                          attachment)
         key = f"netrepro-run-{spec.run_id()}"
         from app.cluster.worker import execute_remote
         with self._lock:

@@ -5,14 +5,13 @@ At start-up a worker reports what it can serve as Dask worker resources:
 version, every known trace it holds verified (name and hash), and each
 congestion control it can provide. A run asks for one `runs` and for each of
 the others it needs, so the scheduler never gives it to a worker that would run
-it on different code, traces or congestion controls. A worker that can build
-contest submissions (a box can be made and isolates, our libraries built: a probe
-box is made at start-up, schemes/submission/box_check.py) reports `contest-build`;
-a trial of `contest submit --cluster` carries the submission's sources and
-their hash and is built there first (app/cluster/submission.py). A worker with
-Open vSwitch running reports `openflow-switch`, and `controller:pox` or
-`controller:os-ken` for each controller that can start there: a PRR run asks for
-both, with the controller its experiment was planned with.
+it on different code, traces or congestion controls. What else it offers, the
+run kinds and scheme families say (`worker_offers`): a worker that can build
+submitted code in boxes (a probe box is made at start-up) reports the submission
+family's build resource, one with Open vSwitch running the switched path's switch
+and each OpenFlow controller that can start there. A run that carries something
+beside its spec (a submission's sources and hash) has it made ready there first,
+by its scheme family (schemes/registry.py `prepare_on_worker`).
 
 A run executes as it does locally, in a `repro _execute` child process, but into
 a folder of its own attempt (var/cluster/attempts/<worker pid>-<random>/): a
@@ -42,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.cluster.submission import ShippedSubmission, build_on_worker
 from app.cluster.archive import RunArchive, pack
 from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
@@ -111,8 +109,9 @@ class RemoteTask:
     # Traces not in the manifest (a path, or a name found in a trace directory) -> the
     # sha256 of the content the client has; the worker resolves each and compares.
     trace_files: dict[str, str] = field(default_factory=dict)
-    # contest submit: the submission's sources and hash, built on the worker first.
-    submission: ShippedSubmission | None = None
+    # What the run's scheme needs shipped with it (a submission's sources and hash), made
+    # ready on the worker by its scheme family first (schemes/registry.prepare_on_worker).
+    attachment: Any = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ class RemoteResult:
     archive: RunArchive | None
     worker: dict[str, Any]
     wall_s: float = 0.0
-    build_log: str = ""  # contest submit: the build's commands and what they printed
+    build_log: str = ""  # what preparing the attachment printed (a build's commands)
 
 
 def attempts_dir(paths: ProjectPaths) -> Path:
@@ -173,9 +172,10 @@ def execute_remote(task: RemoteTask) -> RemoteResult:
         return RemoteResult(False, "not started: interrupted", False, None, facts)
     _log_start(task, facts)  # an attempt, from here (a worker dying in the build counts)
     build_log = ""
-    if task.submission is not None:
-        digest = str(RunSpec.from_dict(task.spec).param("submission", ""))
-        built = build_on_worker(task.submission, digest, paths, host=facts["host"])
+    if task.attachment is not None:
+        from schemes.registry import prepare_on_worker
+        built = prepare_on_worker(RunSpec.from_dict(task.spec), task.attachment, paths,
+                                  host=facts["host"])
         facts["build"] = built.facts
         build_log = built.log
         if not built.ok:

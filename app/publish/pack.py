@@ -108,7 +108,7 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
             for path in _result_files(results / exp.name):
                 files[f"results/{path.relative_to(results).as_posix()}"] = path
         except PermissionError as e:
-            print(f"error: cannot read {e.filename} (contest submissions are root's: their "
+            print(f"error: cannot read {e.filename} (some results are root's: a submission's "
                   "sources are private); pack as root: sudo ./repro pack", file=stream)
             return None
     missing_traces = []

@@ -1,7 +1,10 @@
 """The contest's leaderboard runs: the baselines on the contest path of each trace.
 
 The contest path (sprout-and-contest.md section 5): data over <trace>.down then
-20 ms, ACKs over 20 ms then <trace>.up, infinite queue, the whole trace once.
+20 ms, ACKs over 20 ms then <trace>.up, infinite queue, the whole trace once. A
+submission's link has a queue bounded at 64 MiB instead (schemes/submission/limits.py
+UNTRUSTED_QUEUE): far above what its window can queue, so its score is the infinite
+queue's, but a flood past its window stays its own and the emulator's memory bounded.
 Which traces stand for what (the paper trained on Verizon LTE, validated on an
 AT&T LTE snippet and tested on a different network and day):
 
@@ -20,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from analysis.coverage import Coverage
-from experiments.contest.leaderboard import (BoardTrace, omniscient_entry, submission_records,
-                                             write_leaderboards)
+from experiments.contest.leaderboard import (SUBMISSION_SCHEME, BoardTrace, omniscient_entry,
+                                             submission_records, write_leaderboards)
 from core.results import ExperimentStore
 from core.runspec import RunSpec, make_params
 from core.traces import TraceError, TraceSet
 from experiments.base import Experiment
 from experiments.contest.claims import BOARD_CLAIMS, OMNISCIENT
+from schemes.submission.limits import UNTRUSTED_QUEUE
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +46,11 @@ QUICK_BASELINES = ("sprout", "johnnybameesh", "aimd")
 
 def contest_spec(experiment: str, scheme: str, trace: str, trial: int = 1,
                  params: dict | None = None) -> RunSpec:
-    """A run on the contest path of `trace` (its base name)."""
+    """A run on the contest path of `trace` (its base name); a submission's queue is the
+    untrusted one."""
+    queue = UNTRUSTED_QUEUE if scheme == SUBMISSION_SCHEME else "infinite"
     return RunSpec(experiment=experiment, scheme=scheme, data_trace=f"{trace}.down",
-                   ack_trace=f"{trace}.up", delay_ms=DELAY_MS, queue="infinite",
+                   ack_trace=f"{trace}.up", delay_ms=DELAY_MS, queue=queue,
                    duration_s=None, trial=trial, params=make_params(**(params or {})))
 
 

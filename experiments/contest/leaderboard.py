@@ -38,9 +38,14 @@ from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
 from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
 from core.results import ExperimentStore, read_json
+from schemes.submission.untrusted_text import name as shown_name, reason as shown_reason
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# A failed submission's reason on a board and in its CSVs: its text is the submission's own
+# (its error output), so it is escaped and cut again here, whatever a record on disk holds.
+BOARD_REASON_CHARS = 500
 
 CONTEST_DELAY_MS = 20
 SUBMISSION_SCHEME = "submission"
@@ -210,11 +215,12 @@ def submission_entries(root: Path, records: list[RunRecord], trace: BoardTrace
                     publish(root, team, other)
             links["history"] = os.path.relpath(root / FOLDER / team, root)
         entry = BoardEntry(
-            "submission", team, status="scored" if best else "failed",
-            reason="" if best else str(sub.get("reason") or _trial_reasons(trials)),
+            "submission", shown_name(team), status="scored" if best else "failed",
+            reason="" if best else shown_reason(str(sub.get("reason") or _trial_reasons(trials)),
+                                                BOARD_REASON_CHARS),
             trials_scored=len(runs), trials=int(sub.get("trials_requested", len(trials))),
-            submitted_at=str(sub.get("submitted_at", "")),
-            source_hash=str(sub.get("source_hash", "")), extra_links=links)
+            submitted_at=shown_name(sub.get("submitted_at", ""), 40),
+            source_hash=shown_name(sub.get("source_hash", ""), 64), extra_links=links)
         if best is not None:
             entry.metrics = dict(best.metrics)
             entry.run = os.path.relpath(best.path, root)
@@ -225,7 +231,8 @@ def submission_entries(root: Path, records: list[RunRecord], trace: BoardTrace
 
 
 def _trial_reasons(trials: list[dict[str, Any]]) -> str:
-    reasons = sorted({str(t.get("reason", "")) for t in trials if not t.get("ok")} - {""})
+    reasons = sorted({shown_reason(str(t.get("reason", "")), BOARD_REASON_CHARS)
+                      for t in trials if not t.get("ok")} - {""})
     return "; ".join(reasons) or "no trial finished"
 
 
@@ -306,7 +313,8 @@ def render_html(boards: list[tuple[BoardTrace, list[BoardEntry]]]) -> str:
              "higher is better; a submission is ranked by the best of its trials (of its "
              "timely ones, when a trial's emulator was late). The "
              "contest path: data over the trace's .down then 20 ms, ACKs over 20 ms then "
-             ".up, infinite queue, the whole trace once. See docs/contest.md.</p>"]
+             ".up, infinite queue (a submission's: infinite up to 64 MiB, far above what "
+             "its window can queue), the whole trace once. See docs/contest.md.</p>"]
     if not boards:
         parts.append("<p>No contest runs yet: <code>./repro run contest</code> runs the "
                      "baselines, <code>./repro contest submit DIR</code> a controller.</p>")

@@ -11,7 +11,7 @@ millisecond for its percentiles.
 The rows are the summary's (experiments/dctcp/queue.py): one per run, with `study`
 (`compare`: N = 2 at RTT 1 ms, TCP against DCTCP; `flows`: DCTCP at N = 2, 10, 40;
 `k-sweep`: DCTCP at N = 10, RTT 10 ms, K from 3 to 48), the run's metrics
-(analysis/shared_bottleneck.py) and the analysis's values for it
+(runkinds/shared_bottleneck/metrics.py) and the analysis's values for it
 (experiments/dctcp/model.py: `theory_q_max`, `theory_amplitude`, `k_side`).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DCTCP (SIGCOMM'10) Figures 1 and 13 as Mininet-HiFi (CoNEXT'12) reproduced them: the
 queue at a switch port shared by long flows, TCP against DCTCP.
 
-Every run is a shared bottleneck (runkinds/shared_bottleneck.py): N senders, one per
+Every run is a shared bottleneck (runkinds/shared_bottleneck/): N senders, one per
 flow, through a Linux bridge whose port towards the receiver is netrepro-link at
 100 Mbit/s with a 425-packet buffer, the queue logged at every packet. Three studies:
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -131,6 +132,8 @@ JsonObject direction_json(const TraceQueue& q, const DelayStage& delay,
       .add("opportunity_bytes", c.opportunity_bytes)
       .add("queue_bytes_at_end", q.queued_bytes())
       .add("queue_packets_at_end", q.queued_packets())
+      .add("queue_bytes_max", c.max_queued_bytes)
+      .add("queue_packets_max", c.max_queued_packets)
       .add("delay_line_packets_at_end", static_cast<uint64_t>(delay.size()))
       .add("sent", sent)
       .add("send_errors", send_errors)
@@ -161,6 +164,24 @@ JsonObject direction_json(const TraceQueue& q, const DelayStage& delay,
     j.add(peers.stats_key(), by_address);
   }
   return j;
+}
+
+// This process's peak resident memory (VmHWM): what the queues made it hold. Not getrusage's
+// ru_maxrss, which keeps the peak of the process image before exec (the runner's).
+std::optional<uint64_t> peak_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return std::nullopt;
+  char line[256];
+  std::optional<uint64_t> found;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) {
+      found = kib;
+      break;
+    }
+  }
+  std::fclose(f);
+  return found;
 }
 
 }  // namespace
@@ -250,9 +271,43 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   }
 }
 
+uint64_t LinkEmulator::room(const Direction& d) const {
+  if (!d.plan.queue.unread_when_full()) return std::numeric_limits<uint64_t>::max();
+  if (d.link->queue().service_over()) return 0;  // nothing it sends would be carried now
+  uint64_t held = d.link->queue().queued_bytes();
+  if (d.plan.order == StageOrder::DelayThenQueue) {
+    held += d.link->delay().size() * kLargestExpectedFrame;  // on their way into the queue
+  }
+  return held < d.plan.queue.byte_limit ? d.plan.queue.byte_limit - held : 0;
+}
+
+void LinkEmulator::stop_reading(Direction& d, uint64_t now_us) {
+  // Frames the sender sends meanwhile wait in the socket's buffer; what overflows it the
+  // kernel drops before us (socket_drops): the flood costs its sender, not this process.
+  loop_->set_events(d.in->fd(), 0);
+  d.unread = true;
+  d.unread_since_us = now_us;
+  ++d.unread_spells;
+}
+
+void LinkEmulator::read_again_if_room(Direction& d, uint64_t now_us) {
+  if (!d.unread || room(d) < kLargestExpectedFrame) return;
+  loop_->set_events(d.in->fd(), POLLIN);
+  d.unread = false;
+  d.unread_us += now_us - d.unread_since_us;
+}
+
 void LinkEmulator::receive(Direction& d) {
   for (int batch = 0; batch < kMaxBatchesPerWake; ++batch) {
-    const std::vector<ReceivedFrame>& frames = d.in->receive_batch();
+    // An untrusted queue takes only the frames it has room for, one largest frame each.
+    const uint64_t space = room(d);
+    if (space < kLargestExpectedFrame) {
+      stop_reading(d, monotonic_us());
+      return;
+    }
+    const unsigned most = static_cast<unsigned>(
+        std::min<uint64_t>(PacketSocket::kBatch, space / kLargestExpectedFrame));
+    const std::vector<ReceivedFrame>& frames = d.in->receive_batch(most);
     if (frames.empty()) return;
     // Map kernel receive times (CLOCK_REALTIME) onto our monotonic clock.
     const uint64_t mono_before = monotonic_us();
@@ -286,7 +341,7 @@ void LinkEmulator::receive(Direction& d) {
       d.link->arrive(std::move(p), arrival, d.ready);
     }
     send_due(d);
-    if (frames.size() < PacketSocket::kBatch) return;
+    if (frames.size() < most) return;
   }
 }
 
@@ -330,12 +385,20 @@ void LinkEmulator::write_stats(bool final_write) {
         .add("voluntary_context_switches", static_cast<int64_t>(usage.ru_nvcsw))
         .add("involuntary_context_switches", static_cast<int64_t>(usage.ru_nivcsw));
   }
+  const std::optional<uint64_t> peak = peak_rss_kib();
+  if (peak) j.add("peak_rss_kib", *peak);
   for (Direction* d : {&a2b_, &b2a_}) {
-    JsonObject direction =
-        direction_json(d->link->queue(), d->link->delay(), *d->lateness, d->in->kernel_drops(),
-                       d->non_ip_forwarded, d->sent, d->out->send_errors(), d->in->truncated());
-    add_conditions(direction, d->plan, d->link->loss());
-    j.add(d->plan.name, direction);
+    JsonObject dj = direction_json(d->link->queue(), d->link->delay(), *d->lateness,
+                                   d->in->kernel_drops(), d->non_ip_forwarded, d->sent,
+                                   d->out->send_errors(), d->in->truncated());
+    add_conditions(dj, d->plan, d->link->loss());
+    if (d->plan.queue.unread_when_full()) {
+      const uint64_t open = d->unread ? monotonic_us() - d->unread_since_us : 0;
+      dj.add("unread_while_full", JsonObject()
+                                      .add("spells", d->unread_spells)
+                                      .add("ms", (d->unread_us + open) / 1000));
+    }
+    j.add(d->plan.name, dj);
   }
   j.write_file(options_.stats);
 }
@@ -377,6 +440,7 @@ void LinkEmulator::run(SignalFd& stop) {
   // Read before serving: frames already waiting arrived earlier (kernel timestamps) and must
   // be queued before the opportunities since then are served.
   PollLoop loop(options_.iface_a + ", " + options_.iface_b + " and the signalfd");
+  loop_ = &loop;
   loop.add(socket_a_.fd(), POLLIN, [this](short) {
     receive(a2b_);
     return PollLoop::Next::Continue;
@@ -411,6 +475,7 @@ void LinkEmulator::run(SignalFd& stop) {
     for (Direction* d : {&a2b_, &b2a_}) {
       d->link->advance(now, d->ready);
       send_due(*d);
+      read_again_if_room(*d, now);
     }
     if (now >= next_stats_us) {
       write_stats(false);
@@ -428,6 +493,8 @@ void LinkEmulator::run(SignalFd& stop) {
     d->lateness->flush();
     if (d->queue_log) d->queue_log->flush();
   }
+  for (Direction* d : {&a2b_, &b2a_}) read_again_if_room(*d, now);  // closes an unread spell
+  loop_ = nullptr;
   write_stats(true);
 }
 

@@ -12,6 +12,7 @@
 #include "link_log.hh"
 #include "options.hh"
 #include "packet_socket.hh"
+#include "poll_loop.hh"
 #include "queue_log.hh"
 #include "queue_spec.hh"
 #include "signal_fd.hh"
@@ -49,11 +50,20 @@ class LinkEmulator {
     std::vector<std::string> non_ip;  // forwarded at once, unqueued
     uint64_t non_ip_forwarded = 0;
     uint64_t sent = 0;
+    // An untrusted queue's sender, not read while its queue is full (QueueSpec).
+    bool unread = false;
+    uint64_t unread_since_us = 0, unread_us = 0, unread_spells = 0;
   };
 
   void start(Direction& d, uint64_t base_ms);
   void receive(Direction& d);
   void send_due(Direction& d);
+  // Bytes an untrusted queue can still take (its frames in the delay line before it count);
+  // unlimited for every other queue.
+  uint64_t room(const Direction& d) const;
+  // Stop reading d's sender while its untrusted queue is full; read it again once not.
+  void stop_reading(Direction& d, uint64_t now_us);
+  void read_again_if_room(Direction& d, uint64_t now_us);
   void write_stats(bool final_write);
   // How long the loop pauses at least between wake-ups (kMinWakeIntervalUs, or finer on a fast
   // fixed-rate link whose loop is real-time).
@@ -70,6 +80,8 @@ class LinkEmulator {
   bool warned_large_frame_ = false;
   std::string scheduling_ = "SCHED_OTHER (realtime not requested)";
   uint64_t min_wake_us_ = 0;  // the loop's shortest pause between wake-ups (stats)
+  PollLoop* loop_ = nullptr;  // while run() runs
+
 };
 
 }  // namespace netrepro

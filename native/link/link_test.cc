@@ -340,6 +340,32 @@ TEST(TraceQueue, DropTailByBytes) {
   EXPECT_FALSE(both2.enqueue(packet_of(600), 0, out));  // 2104 bytes > 2000
 }
 
+TEST(TraceQueue, AFloodIntoAByteBoundedQueueHoldsAtMostTheBoundAndCountsTheRestAsDrops) {
+  // A sender far above the link's rate: the queue holds at most its byte limit (plus what is
+  // left of the packet in transit), every packet beyond it is a drop of this queue, logged,
+  // and the high-water mark says so. The same flood into an infinite queue keeps everything.
+  const uint64_t limit = 100 * 1504;
+  RecordingEvents ev;
+  TraceQueue bounded = trace_queue({1}, &ev, false, "droptail:bytes=" + std::to_string(limit));
+  TraceQueue infinite = trace_queue({1}, nullptr, false, "infinite");
+  std::vector<Departure> out;
+  uint64_t accepted = 0;
+  const uint64_t flood = 20000;
+  for (uint64_t i = 0; i < flood; ++i) {
+    const uint64_t now = i * 10;  // one 1504-byte packet every 10 us; the link carries one per ms
+    if (bounded.enqueue(packet_of(1504), now, out)) ++accepted;
+    infinite.enqueue(packet_of(1504), now, out);
+  }
+  EXPECT_LE(bounded.counters().max_queued_bytes, limit + 1504);
+  EXPECT_GE(bounded.counters().max_queued_bytes, limit);
+  EXPECT_EQ(bounded.counters().drops, flood - accepted);
+  EXPECT_EQ(ev.of_kind('d').size(), flood - accepted);
+  EXPECT_EQ(ev.of_kind('+').size(), flood);
+  EXPECT_EQ(infinite.counters().drops, 0u);
+  EXPECT_GT(infinite.counters().max_queued_bytes, 100 * limit);
+  EXPECT_EQ(infinite.counters().max_queued_packets, infinite.queued_packets());
+}
+
 TEST(TraceQueue, BulkCountingOfIdleOpportunitiesMatchesOneByOne) {
   RecordingEvents ev;
   TraceQueue every(OpportunitySchedule::fixed_rate(1000, 0), QueueSpec{}, &ev, true);
@@ -800,6 +826,23 @@ TEST(QueueSpec, ParsesTheFourForms) {
                           "drophead:packets=3", "infinite:packets=3", "droptail:packets=1,",
                           "codel:", "codel:target=0", "codel:target=5,target=6", "codel:packets=3",
                           "codel:target=100,interval=100", "codel:target=1.5", "codel:target=5,"}) {
+    EXPECT_THROW(QueueSpec::parse(bad), QueueSpecError) << bad;
+  }
+}
+
+TEST(QueueSpec, AnUntrustedSendersQueueIsBoundedInBytesAndLeavesItsSenderUnreadWhenFull) {
+  const QueueSpec u = QueueSpec::parse("untrusted:bytes=3008");
+  EXPECT_EQ(u.kind, QueueSpec::Kind::Untrusted);
+  EXPECT_EQ(u.byte_limit, 3008u);
+  EXPECT_TRUE(u.unread_when_full());
+  EXPECT_FALSE(QueueSpec::parse("droptail:bytes=3008").unread_when_full());
+  EXPECT_FALSE(QueueSpec::parse("infinite").unread_when_full());
+  EXPECT_EQ(u.describe(), "untrusted [bytes=3008, its sender unread while full]");
+  // What it is handed beyond the bound (a batch read at once) it drops as droptail would.
+  EXPECT_TRUE(u.accepts(1, 1504, 1504));
+  EXPECT_FALSE(u.accepts(2, 3008, 1));
+  for (const char* bad : {"untrusted", "untrusted:", "untrusted:packets=3", "untrusted:bytes=0",
+                          "untrusted:bytes=5,bytes=6"}) {
     EXPECT_THROW(QueueSpec::parse(bad), QueueSpecError) << bad;
   }
 }

@@ -81,9 +81,10 @@ PacketSocket::PacketSocket(const std::string& iface)
   tx_iovecs_.resize(kBatch);
 }
 
-const std::vector<ReceivedFrame>& PacketSocket::receive_batch() {
+const std::vector<ReceivedFrame>& PacketSocket::receive_batch(unsigned most) {
   received_.clear();
-  for (unsigned i = 0; i < kBatch; ++i) {
+  const unsigned wanted = std::max(1u, std::min(most, kBatch));
+  for (unsigned i = 0; i < wanted; ++i) {
     msghdr& m = rx_headers_[i].msg_hdr;
     m = msghdr{};
     m.msg_name = &rx_addresses_[i];
@@ -94,7 +95,7 @@ const std::vector<ReceivedFrame>& PacketSocket::receive_batch() {
     m.msg_controllen = kControlBytes;
     rx_headers_[i].msg_len = 0;
   }
-  const int n = ::recvmmsg(fd_.fd(), rx_headers_.data(), kBatch, MSG_DONTWAIT, nullptr);
+  const int n = ::recvmmsg(fd_.fd(), rx_headers_.data(), wanted, MSG_DONTWAIT, nullptr);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return received_;
     throw SystemError(iface_ + ": recvmmsg", errno);

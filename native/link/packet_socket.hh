@@ -26,9 +26,10 @@ class PacketSocket {
   // Throws SystemError naming the interface and the failed call.
   explicit PacketSocket(const std::string& iface);
 
-  // Reads up to kBatch frames without blocking; returns them (valid until the next call).
-  // Frames we sent (PACKET_OUTGOING) and truncated frames are skipped and counted.
-  const std::vector<ReceivedFrame>& receive_batch();
+  // Reads up to `most` (at most kBatch) frames without blocking; returns them (valid until
+  // the next call). Frames we sent (PACKET_OUTGOING) and truncated frames are skipped and
+  // counted.
+  const std::vector<ReceivedFrame>& receive_batch(unsigned most = kBatch);
   // Sends frames in one sendmmsg call per kBatch; returns how many the kernel took.
   size_t send_batch(const std::vector<const std::string*>& frames);
 

@@ -8,7 +8,7 @@ namespace {
 
 const char* const kForms =
     "use infinite, droptail:packets=N, droptail:bytes=N, droptail:packets=N,bytes=M, codel, "
-    "codel:target=MS,interval=MS or ecn:k=K,packets=N";
+    "codel:target=MS,interval=MS, ecn:k=K,packets=N or untrusted:bytes=N";
 
 uint64_t positive_integer(const std::string& text, const std::string& key,
                           const std::string& value) {
@@ -68,7 +68,7 @@ QueueSpec QueueSpec::parse(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   if (colon == std::string::npos || colon + 1 == text.size() ||
-      (kind != "droptail" && kind != "codel" && kind != "ecn")) {
+      (kind != "droptail" && kind != "codel" && kind != "ecn" && kind != "untrusted")) {
     throw QueueSpecError("bad queue '" + text + "': " + kForms);
   }
   const std::string rest = text.substr(colon + 1);
@@ -77,6 +77,12 @@ QueueSpec QueueSpec::parse(const std::string& text) {
     spec.kind = Kind::DropTail;
     spec.packet_limit = value_or(limits, "packets", 0);
     spec.byte_limit = value_or(limits, "bytes", 0);
+    return spec;
+  }
+  if (kind == "untrusted") {
+    const auto values = keyed_integers(text, rest, {"bytes"});
+    spec.kind = Kind::Untrusted;
+    spec.byte_limit = values.at("bytes");
     return spec;
   }
   if (kind == "ecn") {
@@ -110,7 +116,7 @@ QueueSpec QueueSpec::parse(const std::string& text) {
 }
 
 bool QueueSpec::accepts(uint64_t packets, uint64_t bytes, uint64_t size) const {
-  if (kind != Kind::DropTail && kind != Kind::Ecn) return true;
+  if (kind != Kind::DropTail && kind != Kind::Ecn && kind != Kind::Untrusted) return true;
   if (packet_limit != 0 && packets + 1 > packet_limit) return false;
   if (byte_limit != 0 && bytes + size > byte_limit) return false;
   return true;
@@ -121,6 +127,9 @@ std::string QueueSpec::describe() const {
   if (kind == Kind::Codel) {
     return "codel [target=" + std::to_string(codel_target_ms) +
            " ms, interval=" + std::to_string(codel_interval_ms) + " ms]";
+  }
+  if (kind == Kind::Untrusted) {
+    return "untrusted [bytes=" + std::to_string(byte_limit) + ", its sender unread while full]";
   }
   if (kind == Kind::Ecn) {
     return "ecn [k=" + std::to_string(ecn_threshold) + ", packets=" + std::to_string(packet_limit) +

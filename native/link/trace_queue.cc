@@ -118,6 +118,8 @@ bool TraceQueue::enqueue(Packet packet, uint64_t now_us, std::vector<Departure>&
   }
   queue_bytes_ += packet.size;
   queue_.push_back(std::move(packet));
+  counters_.max_queued_bytes = std::max(counters_.max_queued_bytes, queued_bytes());
+  counters_.max_queued_packets = std::max(counters_.max_queued_packets, queued_packets());
   return true;
 }
 

@@ -29,6 +29,9 @@ struct TraceQueueCounters {
   uint64_t drops = 0, drop_bytes = 0;  // every drop: at enqueue (droptail) or dequeue
   uint64_t dequeue_drops = 0, dequeue_drop_bytes = 0;  // the ones at dequeue (CoDel)
   uint64_t departures = 0, departure_bytes = 0;
+  // The most the queue ever held (waiting packets and the rest of the one in transit): what
+  // a bounded queue's limit kept the emulator's memory to.
+  uint64_t max_queued_bytes = 0, max_queued_packets = 0;
   uint64_t opportunities = 0, opportunity_bytes = 0;
   // Arrivals once service is over (a `once` trace or the span ended): neither logged nor
   // queued, as mahimahi's shell has exited by then; counted so nothing disappears unseen.

@@ -13,6 +13,12 @@ void PollLoop::add(int fd, short events, Callback callback) {
   callbacks_.push_back(std::move(callback));
 }
 
+void PollLoop::set_events(int fd, short events) {
+  for (pollfd& p : fds_) {
+    if (p.fd == fd) p.events = events;
+  }
+}
+
 int PollLoop::poll_us(std::optional<uint64_t> timeout_us) {
   for (pollfd& p : fds_) {
     p.revents = 0;

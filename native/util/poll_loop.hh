@@ -30,6 +30,8 @@ class PollLoop {
 
   // Watches fd for `events` (POLLERR and POLLHUP are always reported).
   void add(int fd, short events, Callback callback);
+  // Changes what an added fd is watched for (0: only errors, e.g. while it is not read).
+  void set_events(int fd, short events);
 
   // Waits at most `timeout_us` (nothing: until an event), then runs the callbacks of the
   // descriptors that are ready. EINTR counts as a wait with nothing ready. Throws SystemError.

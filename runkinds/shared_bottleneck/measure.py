@@ -36,6 +36,7 @@ from core.runspec import RunSpec
 from core.traces import TraceSet
 from kernel import tcp_buffers
 from kernel.congestion_control import CongestionControlResolver
+from kernel.tcp_counters import read_tcp_counters
 from kernel.tcp_probe_recorder import TcpProbeSetup
 from runkinds.drive import RunEnd, drive
 from runkinds.shared_bottleneck.options import (STOP_AFTER_S, bottleneck_options, layout,
@@ -127,6 +128,8 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                                    RunEnd(duration_s + margin_s + STOP_AFTER_S,
                                           stop_sender=True))
         windows.join(timeout=SS_WAIT_S)
+        # Each sender's namespace's counters: its flows' timeouts and retransmissions.
+        meta["tcp_counters"] = {s.name: read_tcp_counters(s) for s in net.senders}
         meta["flows_started_s"] = scheme.started_s
         net.check_alive()
         assert net.link is not None

@@ -1,4 +1,4 @@
-"""metrics.json of a shared-bottleneck run (runkinds/shared_bottleneck.py): N flows into one
+"""metrics.json of a shared-bottleneck run (runkinds/shared_bottleneck/): N flows into one
 switch port, read from the port's own per-packet record and each flow's folder.
 
 The scored window is the time every flow was running, less a warm-up: from the last flow's
@@ -25,7 +25,7 @@ is in meta.json, CLOCK_MONOTONIC like the emulator's logs). Over it:
   is the link it emulates), and its lateness.
 
 With tc RED marking (`--queue red`) the queue is RED's, polled every 10 ms into
-red-queue.csv (topologies/tc_red.py): the statistics come from those samples, and the
+red-queue.csv (runkinds/shared_bottleneck/red.py): the statistics come from those samples, and the
 emulator's gaps say nothing of RED's queue (none are given).
 """
 from __future__ import annotations
@@ -230,6 +230,20 @@ def window_limits(run_dir: Path, client_ports: Sequence[int | None]
     return out
 
 
+def sender_counters(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The senders' namespaces' TCP counters over the whole run, summed: retransmission
+    timeouts, retransmitted and sent segments (None where the run did not record them)."""
+    hosts = meta.get("tcp_counters") or {}
+    if not hosts:
+        return {"tcp_timeouts": None, "tcp_retransmitted": None, "tcp_segments_out": None}
+
+    def total(key: str) -> int:
+        return sum(int((c or {}).get(key, 0)) for c in hosts.values())
+    return {"tcp_timeouts": total("TcpExt.TCPTimeouts"),
+            "tcp_retransmitted": total("Tcp.RetransSegs"),
+            "tcp_segments_out": total("Tcp.OutSegs")}
+
+
 # ------------------------------------------------------------------ alpha
 
 def flow_alpha_mean(flow_dir: Path, start_mono: float, end_mono: float) -> float | None:
@@ -323,6 +337,7 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
              jain_fairness=jain_index(known) if len(known) == len(per_flow) else None)
     m.update(window_limit_metrics(window_limits(run_dir, [f.get("client_port")
                                                           for f in flows])))
+    m.update(sender_counters(meta))
     alphas = [flow_alpha_mean(d, base + start_s, base + end_s) for d in folders]
     have = [a for a in alphas if a is not None]
     m.update(alpha_flows=alphas, alpha_mean=float(np.mean(have)) if have else None,

@@ -17,7 +17,7 @@ every kernel, and the emulator's delay is exact): `data_delay_ms` after the bott
 `ack_delay_ms` before the ACKs' queue, whole milliseconds.
 
 With `red` set, the bottleneck is the kernel's instead (where the kernel has RED):
-topologies/tc_red.py puts HTB at the port's rate and RED with ECN on the bridge's port
+runkinds/shared_bottleneck/red.py puts HTB at the port's rate and RED with ECN on the bridge's port
 towards the emulator, whose own queue then never builds; a kernel without RED fails the
 build, naming the missing qdisc.
 

@@ -37,6 +37,7 @@ from core.traces import TraceSet
 from kernel.congestion_control import CongestionControlResolver
 from kernel.packet_capture import PacketCapture, clock_offset
 from kernel.recovery import RecoveryRequest
+from kernel.tcp_counters import read_tcp_counters
 from kernel.tcp_probe_recorder import TcpProbeSetup
 from runkinds.drive import RunEnd, drive
 from runkinds.switched_path.options import (PINGS, POLL_S, TRANSFER_TIMEOUT_S, path_extras,
@@ -104,28 +105,10 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             "ping_ms_through_controller": before, "ping_ms_direct": after,
             "added_latency_ms": (statistics.median(before) - statistics.median(after)
                                  if before and after else None)}
-        meta["tcp_counters"] = _tcp_counters(path.sender)
+        meta["tcp_counters"] = read_tcp_counters(path.sender)
         meta["window_cap"] = path.window_cap_stats()
         meta["verification"] = scheme.verify(ends)
     meta["sysctls"] = _sender_sysctls(out)
-
-
-def _tcp_counters(host: Any) -> dict[str, int]:
-    """The sender namespace's TcpExt and Tcp counters (the namespace is the run's own)."""
-    text = host.cmd("cat", "/proc/net/netstat", "/proc/net/snmp")
-    counters: dict[str, int] = {}
-    lines = text.splitlines()
-    for names, values in zip(lines[::2], lines[1::2]):
-        prefix, _, keys = names.partition(":")
-        vprefix, _, nums = values.partition(":")
-        if prefix != vprefix or prefix not in ("TcpExt", "Tcp"):
-            continue
-        for key, value in zip(keys.split(), nums.split()):
-            try:
-                counters[f"{prefix}.{key}"] = int(value)
-            except ValueError:
-                pass
-    return counters
 
 
 def _sender_sysctls(out: Path) -> dict[str, str]:

@@ -2,7 +2,7 @@
 kernel's window, the recovery episodes, the drop verdict, and the numbers summary.csv and the
 claims use.
 
-Artifacts (written by the run, see runkinds/switched_path.py):
+Artifacts (written by the run, see runkinds/switched_path/):
 
     sender.pcap, receiver.pcap       tcpdump on the sender's and the receiver's interface
     tcp-probe.csv, tcp-cong-state.csv  the kernel's view (core/tcp_probe_format.py)
@@ -37,7 +37,7 @@ Definitions:
   duplicate ACK. This kernel's RACK enters later or at the same ACK; the gap
   (in ms and in ACKs) is how much its loss detection moves the figure.
 - How the first recovery began (an ACK, RACK's timer, a timeout), and the smallest
-  window in it: analysis/recovery_entry.py.
+  window in it: runkinds/switched_path/recovery_entry.py.
 - In an episode, from the sender capture: new (original) segments sent; ACKs
   that arrived before the first new segment; the largest burst, i.e. the most
   data segments sent between two ACK arrivals; the bytes not yet sent when it

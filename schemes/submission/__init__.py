@@ -17,9 +17,13 @@ with limits. The scheme `submission` (not listed; one parameter, the sources' ha
 runs a built submission like any contest controller, so the run's id includes the
 hash: changed code is a new run.
 
-Modules: `api.py` (which API generation a header follows), `sources.py` (the two
-files, read once, hashed), `build.py` (compiled and linked in a box), `scheme.py`
+Modules: `api.py` (which API generation a header follows), `intake.py` (the two files
+read without following links or reading past the limit), `sources.py` (read once,
+hashed), `build.py` (compiled and linked in a box; the built binaries pruned), `scheme.py`
 (the `submission` scheme), `box.py` with `box_users.py`, `box_cgroup.py`,
-`box_procs.py` and `box_check.py` (the box every build and trial runs in),
-`limits.py` (the limits a box holds).
+`box_procs.py`, `box_seccomp.py` (its system-call filter), `box_keys.py` (its keyrings),
+`box_egress.py` (what it may send) and `box_check.py` (the box every build and trial runs
+in), `limits.py` (the limits a box holds, and the link's queue for it), `hosting.py`
+(whether this machine may host a contest: its cgroups), `output_cap.py` and
+`untrusted_text.py` (what a submission writes, capped, cut and escaped).
 """

@@ -14,6 +14,12 @@ The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
   nothing else of the machine: no results/, var/, checkout, /etc, /root,
   /home or the host's /tmp;
 - its own IPC and UTS namespaces;
+- a system-call filter (schemes/submission/box_seccomp.py, loaded by bwrap before anything
+  of the box runs): no new namespace (no user namespace: bwrap's --disable-userns needs the
+  box in a user namespace of its own), no keyring, io_uring, memfd or SysV shared memory;
+- a session keyring of its own, empty (box_keys.py): never the runner's, whose keys a
+  service's repro would otherwise hand every box; its user's own keyrings are emptied when
+  it closes;
 - its network: a build has none (`--unshare-net`: only a loopback that is
   down); a trial's sender is in the run's Mininet sender host and nothing else
   (`nsenter --net` into it, so the box's mounts need not follow Mininet's);
@@ -26,8 +32,8 @@ The box is made by bubblewrap (`bwrap`, run as root: no user namespace) and is:
 
 At the end (`close`) every process still carrying the box's uid is killed and
 listed in the box's facts (the run's meta.json), the cgroup and the tmpfs are
-removed and the user is released. A box whose holder died is cleaned by the
-next that leases its user (and by `./repro clean`).
+removed, the user's keyrings emptied and the user released. A box whose holder
+died is cleaned by the next that leases its user (and by `./repro clean`).
 """
 from __future__ import annotations
 
@@ -47,19 +53,24 @@ from typing import IO, Any, Iterable, Union
 
 from core.endpoints import MininetHost
 from schemes.base import ManagedProcess
+from schemes.submission import box_keys, box_seccomp, hosting
 from schemes.submission.box_cgroup import BoxCgroup, CgroupError, CgroupLimits, CgroupPlan, detect
 from schemes.submission.box_procs import BoxProcess, kill_all, processes_of, signal_all
 from schemes.submission.box_users import (BOXES_DIR, BoxUnavailable, BoxUser, Lease, free, lease,
                                           pool)
 from schemes.submission.limits import Limits
+from schemes.submission.output_cap import CappedOutput
+from schemes.submission.untrusted_text import TAIL_LINES, tail_text
 
 log = logging.getLogger(__name__)
 
 TOOLS = ("bwrap", "nsenter", "prlimit", "setpriv", "mount", "umount")
 START_S = 10.0  # bwrap reports its box within this, or the box fails naming it
-OUTPUT_CHARS = 1 << 20  # of a command's output kept (a build's messages)
+OUTPUT_SETTLE_S = 2.0  # a boxed program's output pipe ends within this of its box's end
+OUTPUT_BYTES = 256 << 10  # of a command's output kept: its head and its tail
 SYSTEM_LINKS = ("bin", "lib", "lib32", "lib64", "libx32", "sbin")
 WORK, TMP, RO = "/work", "/tmp", "/box"
+HOSTED = ("build", "run")  # a contest's boxes: refused without cgroups unless allowed
 BOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORK, "TMPDIR": TMP, "LC_ALL": "C"}
 HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "LC_ALL": "C"}
@@ -114,6 +125,7 @@ def box_unavailable() -> str | None:
         if not pool():
             return "no box users (netrepro-box-NN): run ./setup/install.sh"
         detect()
+        box_seccomp.program()
     except (BoxUnavailable, OSError) as e:
         return str(e)
     return None
@@ -210,6 +222,8 @@ def clean_left(user: BoxUser, folder: Path = BOXES_DIR, scan: bool = False) -> d
         found["tmpfs_unmounted"] = str(mount)
     if mount.is_dir():
         shutil.rmtree(mount, ignore_errors=True)
+    if box_keys.keys_of(user.uid):
+        found["keyrings"] = box_keys.clear_user_keyrings(user.uid, user.gid)
     record_path.unlink(missing_ok=True)
     if found:
         found["previous_holder"] = record.get("holder")
@@ -253,6 +267,7 @@ class Box:
         self.cgroup = BoxCgroup(CgroupPlan(), self.user.name, folders=[])
         self._record = _Record(BOXES_DIR / f"{self.user.name}.json", os.getpid())
         self._procs: list[subprocess.Popen[bytes]] = []
+        self._starter: box_keys.Spawner | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ making it
@@ -263,6 +278,9 @@ class Box:
         """A new box for `purpose` ("build", "run", "probe"); its facts go into `facts`
         (a run's meta.json holds them), filled as it is made and closed."""
         why = box_unavailable()
+        if why:
+            raise BoxUnavailable(f"cannot box submitted code: {why}")
+        why = hosting.refusal() if purpose in HOSTED else None
         if why:
             raise BoxUnavailable(f"cannot box submitted code: {why}")
         facts = {} if facts is None else facts
@@ -292,6 +310,8 @@ class Box:
             "limits": self.limits.describe(),
             "cgroup": plan.describe(), "cgroup_summary": plan.summary(),
             "writable": f"/work and /tmp: one tmpfs of {self.limits.disk_bytes >> 20} MiB",
+            "seccomp": box_seccomp.describe(),
+            "session_keyring": "a new empty one (not the runner's)",
             "left_by_a_dead_box": stale or None,
         })
         try:
@@ -319,7 +339,8 @@ class Box:
 
     def command(self, argv: list[str], limits: Limits, binds: Iterable[Bind] = (),
                 network_of: int | None = None, cwd: str = WORK,
-                block_fd: int | None = None, info_fd: int | None = None) -> list[str]:
+                block_fd: int | None = None, info_fd: int | None = None,
+                seccomp_fd: int | None = None) -> list[str]:
         """The argument list that runs `argv` in this box (never a shell string)."""
         def both(value: int) -> str:
             return f"{value}:{value}"
@@ -344,9 +365,13 @@ class Box:
             args += ["--block-fd", str(block_fd)]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         return args + [
             "--", "prlimit", f"--cpu={both(limits.cpu_s)}", f"--as={both(limits.memory_bytes)}",
             f"--fsize={both(limits.file_bytes)}", f"--nproc={both(limits.processes)}",
+            # Not root's 20,000: with a memory cgroup missing, descriptors would hold memory.
+            f"--nofile={both(limits.open_files)}", "--memlock=0:0", "--msgqueue=0:0",
             # No real-time policy and no nicer nice value, whatever the machine's root was
             # given: a box never runs ahead of the emulator or the CPU probe.
             "--core=0:0", "--rtprio=0:0", "--nice=0:0", "--",
@@ -362,17 +387,20 @@ class Box:
             raise RuntimeError(f"box {self.user.name} is closed")
         block_r, block_w = os.pipe()
         info_r, info_w = os.pipe()
+        filter_r = box_seccomp.program_fd()
         try:
-            proc = subprocess.Popen(
-                self.command(argv, limits, binds, network_of, cwd, block_r, info_w),
+            # From the box's own thread: its session keyring, never the runner's.
+            proc = self._spawner().call(lambda: subprocess.Popen(
+                self.command(argv, limits, binds, network_of, cwd, block_r, info_w, filter_r),
                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                pass_fds=(block_r, info_w), start_new_session=True, env=HOST_ENV)
+                pass_fds=(block_r, info_w, filter_r), start_new_session=True, env=HOST_ENV))
         except BaseException:
-            for fd in (block_r, block_w, info_r, info_w):
+            for fd in (block_r, block_w, info_r, info_w, filter_r):
                 os.close(fd)
             raise
         os.close(block_r)
         os.close(info_w)
+        os.close(filter_r)
         self._procs.append(proc)
         try:
             self.cgroup.join(self._first_pid(info_r, proc))
@@ -385,6 +413,11 @@ class Box:
             os.close(info_r)
             os.close(block_w)
         return proc
+
+    def _spawner(self) -> box_keys.Spawner:
+        if self._starter is None:
+            self._starter = box_keys.Spawner(self.user.name)
+        return self._starter
 
     def _first_pid(self, info: int, proc: subprocess.Popen[bytes]) -> int:
         """The box's first process, as bwrap reports it (before it runs anything)."""
@@ -411,8 +444,9 @@ class Box:
 
     def run(self, argv: list[str], limits: Limits, binds: Iterable[Bind] = (),
             cwd: str = WORK) -> Finished:
-        """Run `argv` to its end, no network; stdout and stderr together, as printed (the
-        first OUTPUT_CHARS); killed with the whole box's processes after `limits.wall_s`."""
+        """Run `argv` to its end, no network; stdout and stderr together, as printed (its
+        first and last bytes, OUTPUT_BYTES in all); killed with the whole box's processes
+        after `limits.wall_s`."""
         log_path = self.mount / "output.log"  # outside /work and /tmp: the box cannot see it
         with open(log_path, "wb") as out:
             proc = self.popen(argv, limits, binds, None, cwd, stdout=out, stderr=out)
@@ -424,10 +458,17 @@ class Box:
                 kill_all(self.user.uid)
                 code = None
         with open(log_path, "rb") as f:
-            text = f.read(OUTPUT_CHARS + 1).decode(errors="replace")
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(min(size, OUTPUT_BYTES * 3 // 4) if size > OUTPUT_BYTES else size)
+            tail = b""
+            if size > OUTPUT_BYTES:
+                f.seek(size - OUTPUT_BYTES // 4)
+                tail = f.read(OUTPUT_BYTES // 4)
         log_path.unlink()
-        if len(text) > OUTPUT_CHARS:
-            text = text[:OUTPUT_CHARS] + "\n[... output cut at 1 MiB]"
+        text = head.decode(errors="replace")
+        if tail:
+            text += (f"\n[... {size - len(head) - len(tail)} bytes of output cut ...]\n"
+                     + tail.decode(errors="replace"))
         return Finished(code, text)
 
     def signal_all(self, sig: int) -> int:
@@ -478,6 +519,8 @@ class Box:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 errors.append(f"bwrap (pid {proc.pid}) did not exit 10 s after SIGKILL")
+        if self._starter is not None:  # every bwrap it started has exited
+            self._starter.close()
         try:
             left = _settled(self.user.uid)
             if left:
@@ -504,6 +547,10 @@ class Box:
                 self.mount.rmdir()
         except OSError as e:
             errors.append(f"the box's tmpfs: {e}")
+        try:
+            self.facts["keyrings"] = box_keys.clear_user_keyrings(self.user.uid, self.user.gid)
+        except (OSError, subprocess.SubprocessError) as e:
+            errors.append(f"the box user's keyrings: {e}")
         if not errors:
             self._record.path.unlink(missing_ok=True)
         self.facts["teardown_errors"] = errors
@@ -520,20 +567,43 @@ class Box:
 
 
 class BoxedProcess(ManagedProcess):
-    """A trial's sender in its box, inside the run's Mininet sender host's network."""
+    """A trial's sender in its box, inside the run's Mininet sender host's network. Its
+    stdout and stderr reach the run's folder through pipes, capped (output_cap.py)."""
 
     def __init__(self, box: Box, host: MininetHost, args: list[str], limits: Limits,
                  binds: Iterable[Bind], out_dir: Path, label: str,
                  on_process: Any) -> None:
         self.box = box
+        self.outputs: list[CappedOutput] = []
         host_pid = getattr(host, "pid", None)
         if not isinstance(host_pid, int):
             raise BoxUnavailable(f"host {host.name} has no process to enter its network by")
 
-        def start(argv: list[str], stdout: Output, stderr: Output
+        def start(argv: list[str], stdout: IO[Any], stderr: IO[Any]
                   ) -> subprocess.Popen[bytes]:
-            return box.popen(argv, limits, list(binds), host_pid, WORK, stdout, stderr)
+            self.outputs = [CappedOutput(stdout), CappedOutput(stderr)]
+            try:
+                return box.popen(argv, limits, list(binds), host_pid, WORK,
+                                 self.outputs[0].write_fd, self.outputs[1].write_fd)
+            finally:
+                for output in self.outputs:
+                    output.handed_over()
         super().__init__(host, args, out_dir, label, on_process, popen=start)
+
+    def stderr_tail(self, lines: int = TAIL_LINES) -> str:
+        """The last lines of its error output, from the last bytes it wrote (escaped, cut)."""
+        if len(self.outputs) < 2:
+            return "(no output)"
+        # The sender has exited: what it wrote last is read within a moment, unless a
+        # child of it still holds the pipe (then what has arrived is what there is).
+        self.outputs[1].finish(OUTPUT_SETTLE_S)
+        return tail_text(self.outputs[1].recent(), lines)
+
+    def finish_outputs(self, timeout_s: float = OUTPUT_SETTLE_S) -> list[str]:
+        """Wait for the outputs' files to be complete (the box is closed by then); what did
+        not end in time, for the record."""
+        return [f"{('stdout', 'stderr')[i]} still open {timeout_s:g} s after the box closed"
+                for i, output in enumerate(self.outputs) if not output.finish(timeout_s)]
 
     def wait(self, timeout_s: float) -> int:
         code = exit_status(super().wait(timeout_s))

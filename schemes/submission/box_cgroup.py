@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTROLLERS = ("pids", "memory", "cpu")
+# Use only the controllers listed ("none": none), so that the path of a machine without
+# them can be tested on one that has them (schemes/submission/hosting.py).
+ONLY_ENV = "NETREPRO_BOX_CGROUPS"
 CPU_PERIOD_US = 100_000
 MOUNTINFO = Path("/proc/self/mountinfo")
 SELF_CGROUP = Path("/proc/self/cgroup")
@@ -141,7 +144,10 @@ def detect(mountinfo: str | None = None, self_cgroup: str | None = None) -> Cgro
             if rel is not None:
                 v1.append(Hierarchy(1, mount, rel, frozenset(names)))
     served: dict[str, Hierarchy] = {}
-    for c in CONTROLLERS:
+    only = os.environ.get(ONLY_ENV)
+    wanted = CONTROLLERS if only is None else tuple(
+        c for c in only.split(",") if c in CONTROLLERS)
+    for c in wanted:
         if v2 is not None and c in v2.controllers:
             served[c] = v2
         else:

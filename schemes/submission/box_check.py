@@ -11,10 +11,12 @@ import time
 from dataclasses import dataclass
 
 from core.paths import ProjectPaths
+from schemes.submission import box_seccomp
 from schemes.submission.box import Box, box_unavailable, bwrap_version
 from schemes.submission.box_cgroup import detect
 from schemes.submission.box_users import BoxUnavailable, pool
 from schemes.submission.build import build_inputs_missing
+from schemes.submission.hosting import refusal
 from schemes.submission.limits import Limits
 
 PROBE_LIMITS = Limits(cpu_s=10, memory_bytes=256 << 20, file_bytes=1 << 20, processes=16,
@@ -60,8 +62,13 @@ def box_probe(paths: ProjectPaths) -> ProbeResult:
     if not 0 < procs <= MAX_PROCESSES_SEEN:
         return ProbeResult(False, f"the box's probe saw {procs} processes: its PID namespace "
                            "is not its own")
+    hosting = refusal()
     return ProbeResult(True, f"{bwrap_version()}, {users} box users; limits by "
-                       f"{detect().summary()}; a probe in a box ({user.name}) could not see "
+                       f"{detect().summary()}"
+                       + ("" if hosting is None else " (a contest is refused here without "
+                          "--allow-without-cgroups)")
+                       + f"; system calls filtered by libseccomp {box_seccomp.version()}; "
+                       f"a probe in a box ({user.name}) could not see "
                        f"the checkout, results/, var/, /root, /etc/shadow, /home and saw "
                        f"{procs} processes ({took:.2f} s)")
 
@@ -75,4 +82,4 @@ def cannot_build(paths: ProjectPaths) -> str | None:
     probe = box_probe(paths)
     if not probe.ok:
         return probe.detail
-    return build_inputs_missing(paths)
+    return refusal() or build_inputs_missing(paths)

@@ -3,6 +3,7 @@ grump-receiver."""
 from __future__ import annotations
 
 import json
+import os
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,8 +16,10 @@ from core.settings import Setting
 from schemes.base import SchemeUnavailable, StillRunning
 from schemes.grump import PORT, GrumpScheme
 from schemes.submission.box import RO, WORK, Bind, Box, BoxedProcess, exit_status
-from schemes.submission.build import BINARY, binary_path
+from schemes.submission.box_egress import limit_egress
+from schemes.submission.build import BINARY, binary_path, hold_build
 from schemes.submission.limits import Limits, run_limits, signal_name
+from schemes.submission.untrusted_text import reason
 from schemes.table import SchemeEntry
 
 if TYPE_CHECKING:
@@ -41,6 +44,7 @@ class SubmissionScheme(GrumpScheme):
             raise SchemeUnavailable(f"submission {digest} is not built ({binary}): submit it "
                                     "with ./repro contest submit")
         self.sender_bin = binary
+        self.paths = paths
         self.box: Box | None = None
         self.box_facts: dict[str, Any] = {}
         self.limits: Limits | None = None
@@ -51,6 +55,9 @@ class SubmissionScheme(GrumpScheme):
         """The sender's box, made before the network and the trace's clock start (so its
         making is not inside the run's span); its facts, completed when it is closed, go
         into the run's meta.json."""
+        # The build is not pruned while its trial runs (build.py hold_build).
+        in_use = hold_build(self.paths, self.digest)
+        stack.callback(os.close, in_use)
         self.box = Box.open("run", run_limits(0), self.box_facts)
         stack.callback(self._close_box)
         return {"box": self.box_facts}
@@ -59,6 +66,15 @@ class SubmissionScheme(GrumpScheme):
         if self.box is not None:
             self.box.close()
             self.box = None
+            if isinstance(self.sender, BoxedProcess):
+                # The box's processes are gone: its output pipes end, the files are complete.
+                self.box_facts["output_not_ended"] = self.sender.finish_outputs()
+
+    def start_receiver(self, ends: Endpoints) -> None:
+        """Also what the box may send (box_egress.py): set on the sender's host here, before
+        the trace's clock starts and before anything of the box runs."""
+        self.box_facts["egress"] = limit_egress(ends.sender)
+        super().start_receiver(ends)
 
     def sender_args(self, ends: Endpoints, duration_s: float) -> list[str]:
         """As the box sees them: the binary under /box, the statistics in /work."""
@@ -86,16 +102,18 @@ class SubmissionScheme(GrumpScheme):
         if code == 0:
             return
         why = signal_name(code)
+        # The tail is the submission's own text: escaped and cut (untrusted_text.py).
         tail = self.sender.stderr_tail()
         if why is not None:
             limit = {"SIGXCPU": " (its CPU-time limit)", "SIGXFSZ": " (its file-size limit)",
                      "SIGKILL": " (killed: a limit, or stopped)"}.get(why, "")
-            raise RuntimeError(f"the controller crashed: the sender was killed by {why}{limit}; "
-                               f"its last output: {tail}")
+            raise RuntimeError(reason(f"the controller crashed: the sender was killed by {why}"
+                                      f"{limit}; its last output: {tail}"))
         if code == NO_ACKS_STATUS:
-            raise RuntimeError(f"the controller never got an ACK: it sent nothing the link "
-                               f"delivered during the whole run; its last output: {tail}")
-        raise RuntimeError(f"the sender exited with status {code}: {tail}")
+            raise RuntimeError(reason(f"the controller never got an ACK: it sent nothing the "
+                                      f"link delivered during the whole run; its last output: "
+                                      f"{tail}"))
+        raise RuntimeError(reason(f"the sender exited with status {code}: {tail}"))
 
     def verify(self, ends: Endpoints) -> dict[str, Any]:
         assert self.sender is not None
@@ -142,6 +160,16 @@ class SubmissionScheme(GrumpScheme):
 # A cluster worker that builds and runs submissions in boxes offers this (schemes/submission/
 # box_check.py probes it); a submission's run asks for it.
 BUILDS = "contest-build"
+
+
+def prepare_on_worker(spec: "RunSpec", attachment: Any, paths: ProjectPaths,
+                      host: str | None = None) -> Any:
+    """A trial's shipped sources built on the worker that runs it (shipped.py)."""
+    from schemes.submission.shipped import ShippedSubmission, WorkerBuild, build_on_worker
+    if not isinstance(attachment, ShippedSubmission):
+        return WorkerBuild(False, f"a submission's trial carries its sources, not "
+                           f"{type(attachment).__name__}: not built", "")
+    return build_on_worker(attachment, spec, paths, host=host)
 
 
 def worker_offers(paths: ProjectPaths) -> list[str]:

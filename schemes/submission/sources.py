@@ -1,14 +1,17 @@
-"""A submission's two files, read once and hashed; the hash names the build and the runs."""
+"""A submission's two files, read once (schemes/submission/intake.py) and hashed; the hash
+names the build and the runs."""
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemes.submission.api import SubmissionRefused, check_api
+from schemes.submission import intake
+from schemes.submission.api import check_api
+from schemes.submission.intake import MAX_SOURCE_BYTES, SOURCE_FILES
 
-SOURCE_FILES = ("controller.hh", "controller.cc")
-MAX_SOURCE_BYTES = 1 << 20
+__all__ = ["HASH_CHARS", "MAX_SOURCE_BYTES", "SOURCE_FILES", "Sources"]
+
 HASH_CHARS = 16
 
 
@@ -34,29 +37,16 @@ class Sources:
 
     @classmethod
     def collect(cls, given: list[Path]) -> "Sources":
-        """From a directory holding controller.hh and controller.cc, or those two files."""
-        if len(given) == 1 and given[0].is_dir():
-            folder = given[0]
-            files = {name: folder / name for name in SOURCE_FILES}
-        else:
-            names = sorted(p.name for p in given)
-            if names != sorted(SOURCE_FILES):
-                raise SubmissionRefused(
-                    "give a directory holding controller.hh and controller.cc, or exactly "
-                    f"those two files (got: {', '.join(str(p) for p in given) or 'nothing'})")
-            files = {p.name: p for p in given}
-        data = {}
-        for name, path in files.items():
-            if not path.is_file():
-                raise SubmissionRefused(f"{path}: no such file (a submission is "
-                                        "controller.hh + controller.cc)")
-            size = path.stat().st_size
-            if size > MAX_SOURCE_BYTES:
-                raise SubmissionRefused(f"{path}: {size} bytes; a source file may have at most "
-                                        f"{MAX_SOURCE_BYTES} bytes")
-            data[name] = path.read_bytes()
-        return cls(data["controller.hh"], data["controller.cc"],
-                   origin=", ".join(str(files[n].resolve()) for n in SOURCE_FILES))
+        """From a directory holding controller.hh and controller.cc, or those two files;
+        never through a link, never a special file, never more than the limit."""
+        data, origin = intake.collect(given)
+        return cls(data["controller.hh"], data["controller.cc"], origin=origin)
+
+    @classmethod
+    def of_bytes(cls, files: dict[str, bytes], origin: str) -> "Sources":
+        """From bytes that arrived with a task or an upload, checked as the files are."""
+        intake.accept(files, origin)
+        return cls(files["controller.hh"], files["controller.cc"], origin=origin)
 
     def api(self) -> int:
         return check_api(self.header.decode(errors="replace"))

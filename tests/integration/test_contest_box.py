@@ -26,6 +26,22 @@ only the daemon can kill), the three compile-time ones together, and each attack
 resources (fork bomb, memory, space, UDP flood) alone beside its honest trial, so that an
 honest trial that moved would name its cause. A 20-second cut of Verizon-LTE-short
 ("Tiny20") keeps each trial short and lasts past every attacker's start.
+
+The later attacks (issue 29) are handed in the way a hostile student would: a controller.cc
+that is a link to /etc/shadow, /proc/self/environ or /proc/kmsg, or a file whose size says 0
+and whose reading gives 5 MiB (/proc/kallsyms bound on it, as a FUSE file would be), all
+refused at intake beside one honest trial; a 60-MiB stderr line of terminal escapes; a flood
+at the box's full speed; a user namespace; SysV shared memory and memfds; the keyrings,
+under a session keyring of the runner's own holding a root key; and, with the box made to
+believe no cgroup controller exists, the refusal to host and the memory attacks again with
+--allow-without-cgroups. Beside each of these the honest trial must score as alone and be
+on time at its emulator and its end hosts (analysis/host_timing.py), and the machine must
+hold nothing of the attacker afterwards, keys included. In one run of this file on a 2-core
+machine other work shared at the time, the honest end hosts were late (reaction p99 2.05 to
+2.4 ms) beside the intake batch, whose attackers were all refused within 2 s and so ran
+nothing beside it, as beside two of the older attacks, which do not check it: so a batch
+whose honest end hosts were late runs again, once, and the second must hold. An attack that
+makes them late does so again.
 """
 from __future__ import annotations
 
@@ -38,16 +54,21 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
 from analysis.cpu_probe import cpus_were_missing
 from core.paths import REPO_ROOT, ProjectPaths
 from core.traces import TraceSet, load_trace
-from schemes.submission.box_cgroup import detect
+from schemes.submission.box_cgroup import ONLY_ENV, detect
+from schemes.submission.box_keys import keys_of
 from schemes.submission.box_procs import processes_of
 from schemes.submission.box_users import BOXES_DIR, pool
+from schemes.submission.intake import MAX_SOURCE_BYTES
+from schemes.submission.limits import QUEUE_BYTES
+from schemes.submission.output_cap import HEAD_BYTES, TAIL_BYTES
+from schemes.submission.untrusted_text import REASON_CHARS
 
 REPRO = str(REPO_ROOT / "repro")
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "contest"
@@ -60,6 +81,10 @@ NOISE_FACTOR, NOISE_FLOOR = 3.0, 0.05
 LATENESS_P99_US = 2000
 RUN_DISK_MIB = 128  # schemes/submission/limits.py run_limits: the box's writable space
 BATCH_TIMEOUT_S = 600
+KEY_GC_S = 5.0
+BOARD_BYTES = 1 << 20  # "a board under 1 MB" (the 60-MiB line made it 377 MB)
+# What no stored or shown text may hold: escape, bell, carriage return, right-to-left override.
+ESCAPE_CHARACTERS = set("\x1b\x07\r\u202e")
 
 
 @dataclass
@@ -129,7 +154,20 @@ def _listening_tcp_ports() -> list[int]:
 
 
 def _netrepro_tmp() -> set[str]:
-    return {p.name for p in Path("/tmp").iterdir() if p.name.startswith(("netrepro-", "fill-"))}
+    """What a box or a contest run could leave in the machine's /tmp: anything a box user
+    owns, a link's own folder (netrepro-link-*), an attack's fill-*. Not every netrepro-*:
+    other netrepro commands on a shared machine make theirs (a report's netrepro-compare-*
+    appeared there during one run of this file)."""
+    box_uids = {u.uid for u in pool()}
+    found = set()
+    for p in Path("/tmp").iterdir():
+        try:
+            owner = p.lstat().st_uid
+        except FileNotFoundError:
+            continue
+        if owner in box_uids or p.name.startswith(("netrepro-link-", "fill-")):
+            found.add(p.name)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +199,15 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     unix_listener.close()
 
 
+@dataclass
+class Team:
+    """A team as it is handed in: its folder, and how its submit is started."""
+    folder: Path
+    environ: dict[str, str] = field(default_factory=dict)
+    extra: tuple[str, ...] = ()
+    preexec: Callable[[], None] | None = None
+
+
 def _team(env: Env, attack: str) -> Path:
     """The attack's folder as a student would submit it, the test's paths written in."""
     folder = env.work / attack
@@ -179,12 +226,14 @@ def _team(env: Env, attack: str) -> Path:
     return folder
 
 
-def _start(env: Env, folder: Path, team: str, *extra: str) -> subprocess.Popen[str]:
+def _start(env: Env, folder: Path, team: str, *extra: str, environ: dict[str, str] | None = None,
+           preexec: Callable[[], None] | None = None) -> subprocess.Popen[str]:
     environment = dict(os.environ, NETREPRO_RESULTS=str(env.results),
-                       NETREPRO_TRACES=str(env.traces))
+                       NETREPRO_TRACES=str(env.traces), **(environ or {}))
     return subprocess.Popen([REPRO, "contest", "submit", str(folder), "--name", team,
                              "--trace", TRACE, "--json", *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=environment)
+                            stderr=subprocess.PIPE, text=True, env=environment,
+                            preexec_fn=preexec)
 
 
 def _outcome(env: Env, team: str, proc: subprocess.Popen[str], started: float) -> Outcome:
@@ -211,22 +260,37 @@ def _outcome(env: Env, team: str, proc: subprocess.Popen[str], started: float) -
                    build_log)
 
 
-def _batch(env: Env, attacks: list[str]) -> dict[str, Outcome]:
+def _batch(env: Env, attacks: list[str] | dict[str, Team], honest: Team | None = None,
+           hosts: bool = False) -> dict[str, Outcome]:
     """The attacks and one honest trial, all started at once; again, once, when the honest
-    trial's emulator was late while the CPU probe saw a CPU withheld (see the top)."""
-    batch = _started_together(env, attacks)
-    withheld = _cpu_withheld(batch["honest"])
-    if withheld:
-        print(f"honest beside {attacks}: {withheld}; the batch runs again")
+    trial's emulator was late while the CPU probe saw a CPU withheld, or (`hosts`) when its
+    end hosts were late (see the top). Attacks by name are their fixture's folders."""
+    teams = attacks if isinstance(attacks, dict) else {a: Team(_team(env, a)) for a in attacks}
+    honest = honest or Team(env.honest)
+    batch = _started_together(env, teams, honest)
+    why = _cpu_withheld(batch["honest"]) or (_hosts_late(batch["honest"]) if hosts else "")
+    if why:
+        print(f"honest beside {sorted(teams)}: {why}; the batch runs again")
         _machine_clean(env)
-        batch = _started_together(env, attacks)
+        batch = _started_together(env, teams, honest)
     return batch
 
 
-def _started_together(env: Env, attacks: list[str]) -> dict[str, Outcome]:
+def _hosts_late(honest: Outcome) -> str:
+    """What was late at the honest trial's end hosts, '' when nothing was."""
+    m = _metrics(honest)
+    if m.get("host_timing_ok") is not False:
+        return ""
+    return (f"end hosts late ({m.get('host_late')}: reaction p99 "
+            f"{m.get('host_reaction_p99_us')} us, wake-up p99 {m.get('host_wakeup_p99_us')} us)")
+
+
+def _started_together(env: Env, teams: dict[str, Team], honest: Team) -> dict[str, Outcome]:
     started = time.monotonic()
-    procs = {a: _start(env, _team(env, a), a, "--trials", "1", "--force") for a in attacks}
-    procs["honest"] = _start(env, env.honest, "honest", "--trials", "1", "--force")
+    procs = {name: _start(env, t.folder, name, "--trials", "1", "--force", *t.extra,
+                          environ=t.environ, preexec=t.preexec) for name, t in teams.items()}
+    procs["honest"] = _start(env, honest.folder, "honest", "--trials", "1", "--force",
+                             *honest.extra, environ=honest.environ)
     return {team: _outcome(env, team, proc, started) for team, proc in procs.items()}
 
 
@@ -261,7 +325,9 @@ def alone(env: Env) -> list[float]:
     return scores
 
 
-def _honest_as_alone(batch: dict[str, Outcome], alone: list[float]) -> None:
+def _honest_as_alone(batch: dict[str, Outcome], alone: list[float], hosts: bool = False) -> None:
+    """The honest trial scored as alone and its emulator was on time; with `hosts`, its end
+    hosts too (analysis/host_timing.py: no reaction or wake-up p99 over 2 ms)."""
     honest = batch["honest"]
     assert honest.code == 0, honest.stdout + honest.stderr
     mean = sum(alone) / len(alone)
@@ -270,12 +336,17 @@ def _honest_as_alone(batch: dict[str, Outcome], alone: list[float]) -> None:
     metrics = _metrics(honest)
     print(f"honest beside {sorted(set(batch) - {'honest'})}: score {score:.4f}, alone "
           f"{alone} (tolerance {tolerance:.4f}); emulator p99 lateness "
-          f"{metrics.get('lateness_p99_us')} us; {honest.took_s:.0f} s")
+          f"{metrics.get('lateness_p99_us')} us; host reaction p99 "
+          f"{metrics.get('host_reaction_p99_us')} us; {honest.took_s:.0f} s")
     assert abs(score - mean) <= tolerance, (score, alone, tolerance)
     assert metrics, honest.run_dir
     assert metrics["lateness_p99_us"] < LATENESS_P99_US, (
         metrics["lateness_p99_us"], {k: metrics.get(k) for k in (
             "emulator_worst_stall_us", "cpu_held_during_it_us", "cpu_stall_max_us")})
+    if hosts:
+        assert metrics.get("host_timing_ok") is not False, (
+            metrics.get("host_late"), metrics.get("host_reaction_p99_us"),
+            metrics.get("host_wakeup_p99_us"))
 
 
 def _machine_clean(env: Env) -> None:
@@ -283,6 +354,10 @@ def _machine_clean(env: Env) -> None:
     the machine's /tmp, and the root namespace's listeners never reached."""
     for user in pool():
         assert processes_of(user.uid) == [], user.name
+        deadline = time.monotonic() + KEY_GC_S  # invalidated keys go at the kernel's next pass
+        while keys_of(user.uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert keys_of(user.uid) == 0, f"{user.name} holds keys after its boxes closed"
     if BOXES_DIR.is_dir():
         left = [p.name for p in BOXES_DIR.iterdir() if not p.name.endswith(".lock")]
         assert left == [], left
@@ -322,8 +397,8 @@ def compile_time(env: Env, alone: list[float]) -> dict[str, Outcome]:
     return batch
 
 
-def _alone_beside(env: Env, attack: str) -> dict[str, Outcome]:
-    batch = _batch(env, [attack])
+def _alone_beside(env: Env, attack: str, hosts: bool = False) -> dict[str, Outcome]:
+    batch = _batch(env, [attack], hosts=hosts)
     _machine_clean(env)
     return batch
 
@@ -467,6 +542,232 @@ def test_a_udp_flood_at_ten_times_the_link_rate_stays_on_its_own_link(
     counts = [int(n) for n in re.findall(r"udp-flood: (\d+) sent", "\n".join(attacker.attack))]
     assert counts and max(counts) > 0, attacker.attack  # it did flood
     _honest_as_alone(batch, alone)
+
+
+# ------------------------------------------------------------------ handed in hostile
+
+def _handed_in(env: Env, name: str, make: Callable[[Path], None]) -> Team:
+    """A team's folder with the honest header and a controller.cc made by `make`."""
+    folder = env.work / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    shutil.copy(env.honest / "controller.hh", folder / "controller.hh")
+    make(folder / "controller.cc")
+    return Team(folder)
+
+
+def _linked_to(target: str) -> Callable[[Path], None]:
+    return lambda path: path.symlink_to(target)
+
+
+def _bound_to(source: str) -> Callable[[Path], None]:
+    """A file whose size says 0 and whose reading gives more than the limit, as /proc and
+    FUSE files do (a student's FUSE mount would hand one in): /proc/kallsyms bound on it."""
+    def make(path: Path) -> None:
+        path.write_text("")
+        subprocess.run(["mount", "--bind", source, str(path)], check=True, timeout=30)
+    return make
+
+
+KALLSYMS = "/proc/kallsyms"
+INTAKE = {"links-to-etc-shadow": _linked_to("/etc/shadow"),
+          "links-to-proc-self-environ": _linked_to("/proc/self/environ"),
+          "links-to-proc-kmsg": _linked_to("/proc/kmsg"),
+          "grows-after-its-stat": _bound_to(KALLSYMS)}
+INTAKE_S = 30  # a refusal at intake is at once; /proc/kmsg would block for ever
+
+
+@pytest.fixture(scope="module")
+def intake(env: Env, alone: list[float]) -> Any:
+    with open(KALLSYMS, "rb") as f:  # the attack needs more than the limit behind size 0
+        assert len(f.read(MAX_SOURCE_BYTES + 1)) > MAX_SOURCE_BYTES, KALLSYMS
+    assert os.stat(KALLSYMS).st_size == 0
+    teams = {name: _handed_in(env, name, make) for name, make in INTAKE.items()}
+    try:
+        batch = _batch(env, teams, hosts=True)
+    finally:
+        subprocess.run(["umount", str(teams["grows-after-its-stat"].folder / "controller.cc")],
+                       capture_output=True, timeout=30)
+    _machine_clean(env)
+    yield batch
+
+
+def _refused_at_intake(outcome: Outcome, env: Env, says: str, secret: str) -> None:
+    assert outcome.code == 2, outcome.stdout + outcome.stderr  # refused: nothing was built
+    assert says in outcome.stderr, outcome.stderr
+    assert outcome.took_s < INTAKE_S, outcome.took_s
+    assert secret and secret not in outcome.stdout + outcome.stderr
+    # Nothing of it was stored: no submission folder, so no copy of what it pointed at.
+    assert not (env.results / "contest" / "submissions" / outcome.team).exists()
+
+
+def test_a_controller_cc_linked_to_etc_shadow_is_refused_at_intake(
+        intake: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    shadow = Path("/etc/shadow").read_text().splitlines()[0]
+    _refused_at_intake(intake["links-to-etc-shadow"], env, "is a symbolic link", shadow)
+    _honest_as_alone(intake, alone, hosts=True)
+
+
+def test_a_link_to_proc_self_environ_is_refused_and_shows_no_environment(
+        intake: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    _refused_at_intake(intake["links-to-proc-self-environ"], env, "is a symbolic link",
+                       str(env.results))
+    _honest_as_alone(intake, alone, hosts=True)
+
+
+def test_a_link_to_proc_kmsg_is_refused_at_once_not_read_for_ever(
+        intake: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    _refused_at_intake(intake["links-to-proc-kmsg"], env, "is a symbolic link", "kmsg:")
+    _honest_as_alone(intake, alone, hosts=True)
+
+
+def test_a_file_that_says_0_bytes_and_reads_5_mib_is_read_to_the_limit_and_refused(
+        intake: dict[str, Outcome], env: Env, alone: list[float]) -> None:
+    with open(KALLSYMS) as f:
+        first = f.readline().strip()
+    _refused_at_intake(intake["grows-after-its-stat"], env,
+                       f"more than {MAX_SOURCE_BYTES} bytes", first)
+    _honest_as_alone(intake, alone, hosts=True)
+
+
+# ------------------------------------------------------------------ what it writes
+
+def test_a_60_mib_line_of_escapes_on_stderr_is_cut_and_escaped_everywhere_it_is_kept(
+        env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "writes-60-mib-of-stderr-with-escapes", hosts=True)
+    attacker = batch["writes-60-mib-of-stderr-with-escapes"]
+    assert "one line of 60 MiB" in attacker.line("stderr-flood:")  # it ran
+    assert attacker.code == 1 and "status 7" in attacker.reason, attacker.reason
+    assert len(attacker.reason) <= 2 * REASON_CHARS, len(attacker.reason)
+    for text in (attacker.reason, attacker.stdout, attacker.stderr):
+        assert not ESCAPE_CHARACTERS & set(text), repr(text[:300])
+    assert "\\x1b[2J" in attacker.reason  # shown, written out
+    contest = env.results / "contest"
+    assert attacker.run_dir is not None
+    kept = [contest / "leaderboard.html", contest / "leaderboard.csv",
+            contest / f"leaderboard-{TRACE}.csv",
+            Path(attacker.result["submission_dir"]) / "submission.json",
+            attacker.run_dir / "FAILED.json"]
+    for path in kept:
+        assert path.stat().st_size < BOARD_BYTES, (path, path.stat().st_size)
+        assert not ESCAPE_CHARACTERS & set(path.read_text(errors="replace")), path
+    # The full output is kept in the run's folder only, capped: its head and its tail.
+    stderr = attacker.run_dir / "grump-sender.stderr"
+    assert stderr.stat().st_size <= HEAD_BYTES + TAIL_BYTES + 200, stderr.stat().st_size
+    _honest_as_alone(batch, alone, hosts=True)
+
+
+# ------------------------------------------------------------------ outside the box's limits
+
+def test_a_flood_at_the_boxs_full_speed_fills_only_its_own_bounded_queue(
+        env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "floods-at-the-boxs-full-speed", hosts=True)
+    attacker, honest = batch["floods-at-the-boxs-full-speed"], batch["honest"]
+    sent = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"process (\d): \d+ sent \((\d+) MiB\)", "\n".join(attacker.attack))}
+    assert len(sent) == 2 and sum(sent.values()) << 20 > 2 * QUEUE_BYTES, attacker.attack
+    assert attacker.run_dir is not None and honest.run_dir is not None
+    link = json.loads((attacker.run_dir / "link-stats.json").read_text())
+    data = link["a2b"]
+    # The queue held at most its bound (and what is left of the packet in transit); while
+    # full its sender was not read, and the kernel dropped what overflowed the socket: the
+    # emulator took in at most the bound and what the link carried (and one batch over).
+    assert data["queue_bytes_max"] <= QUEUE_BYTES + 1504, data
+    assert data["unread_while_full"]["spells"] > 0 and data["socket_drops"] > 0, data
+    assert data["arrival_bytes"] + data["arrival_bytes_after_service"] <= (
+        QUEUE_BYTES + data["departure_bytes"] + 64 * 1518), data
+    # The emulator's memory: its honest neighbour's, plus at most twice the queue's bound
+    # (a frame and its bookkeeping per queued byte's worth).
+    neighbour = json.loads((honest.run_dir / "link-stats.json").read_text())
+    assert link["peak_rss_kib"] <= neighbour["peak_rss_kib"] + 2 * (QUEUE_BYTES >> 10), (
+        link["peak_rss_kib"], neighbour["peak_rss_kib"])
+    _honest_as_alone(batch, alone, hosts=True)
+
+
+def test_a_user_namespace_of_its_own_is_refused(env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "user-namespace-memory", hosts=True)
+    line = batch["user-namespace-memory"].line("userns:")
+    assert "refused: Operation not permitted" in line and "SUCCEEDED" not in line, line
+    _honest_as_alone(batch, alone, hosts=True)
+
+
+def _memory_outside_rlimits_refused(attacker: Outcome) -> None:
+    assert "shmget refused: Operation not permitted" in attacker.line("sysv:")
+    assert attacker.line("sysv:").startswith("sysv: 0 MiB held")
+    assert "memfd_create refused: Operation not permitted" in attacker.line("memfd:")
+    assert attacker.line("memfd:").startswith("memfd: 0 MiB held")
+    assert attacker.line("limits:") == "limits: nofile 256, memlock 0, msgqueue 0"
+
+
+def test_sysv_shared_memory_and_memfds_are_refused(env: Env, alone: list[float]) -> None:
+    batch = _alone_beside(env, "sysv-and-memfd-memory", hosts=True)
+    _memory_outside_rlimits_refused(batch["sysv-and-memfd-memory"])
+    _honest_as_alone(batch, alone, hosts=True)
+
+
+ROOT_SECRET = "netrepro-root-secret"
+
+
+def _session_with_a_root_secret(token: str) -> Callable[[], None]:
+    """What a service's repro would have: a session keyring of its own holding root's key."""
+    import ctypes
+    from schemes.submission.box_seccomp import syscall_number
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl, add_key = syscall_number("keyctl"), syscall_number("add_key")
+
+    def join() -> None:
+        if libc.syscall(keyctl, 1, b"netrepro-test-service") < 0:  # join a new named one
+            raise OSError(ctypes.get_errno(), "KEYCTL_JOIN_SESSION_KEYRING")
+        if libc.syscall(add_key, b"user", ROOT_SECRET.encode(), token.encode(),
+                        len(token), -3) < 0:  # KEY_SPEC_SESSION_KEYRING
+            raise OSError(ctypes.get_errno(), "add_key")
+    return join
+
+
+def test_keyrings_are_neither_read_nor_written_under_a_session_keyring_of_the_runners(
+        env: Env, alone: list[float]) -> None:
+    token = "root-secret-" + os.urandom(8).hex()
+    team = Team(_team(env, "reads-and-writes-keyrings"),
+                preexec=_session_with_a_root_secret(token))
+    batch = _batch(env, {"reads-and-writes-keyrings": team}, hosts=True)
+    _machine_clean(env)  # no box user holds a key
+    attacker = batch["reads-and-writes-keyrings"]
+    text = "\n".join(attacker.attack)
+    assert token not in text and "READ" not in text and "PLANTED" not in text, text
+    assert "session keyring refused (Operation not permitted)" in attacker.line(
+        "keys: session keyring"), text
+    assert attacker.box["session_keyring"].startswith("a new empty one"), attacker.box
+    _honest_as_alone(batch, alone, hosts=True)
+
+
+# ------------------------------------------------------------------ without cgroups
+
+def test_without_cgroups_hosting_is_refused_unless_the_teacher_allows_it(env: Env) -> None:
+    started = time.monotonic()
+    done = _outcome(env, "honest", _start(env, env.honest, "honest", environ={
+        ONLY_ENV: "none"}), started)
+    assert done.code == 3, done.stdout + done.stderr
+    assert "no cgroup controller for pids, memory, cpu" in done.stderr, done.stderr
+    assert "--allow-without-cgroups" in done.stderr and "MiB for the box" in done.stderr
+    assert done.took_s < INTAKE_S
+
+
+def test_without_cgroups_memory_outside_the_rlimits_is_still_refused(
+        env: Env, alone: list[float]) -> None:
+    without = {ONLY_ENV: "none"}
+    allowed = ("--allow-without-cgroups",)
+    teams = {a: Team(_team(env, a), environ=without, extra=allowed)
+             for a in ("user-namespace-memory", "sysv-and-memfd-memory")}
+    batch = _batch(env, teams, honest=Team(env.honest, environ=without, extra=allowed),
+                   hosts=True)
+    _machine_clean(env)
+    for outcome in batch.values():
+        assert set(outcome.box["cgroup"].values()) == {"none"}, outcome.box["cgroup"]
+    line = batch["user-namespace-memory"].line("userns:")
+    assert "refused: Operation not permitted" in line, line
+    _memory_outside_rlimits_refused(batch["sysv-and-memfd-memory"])
+    _honest_as_alone(batch, alone, hosts=True)
 
 
 HOLDER = """

@@ -67,6 +67,25 @@ def test_a_pass_whose_mnexec_refuses_goes_on_and_ends(tmp_path: Path,
     assert took < 120, f"took {took:.1f} s"
 
 
+@pytest.mark.parametrize("experiment, runs", [("dctcp", 2), ("buffer-sizing", 4)])
+def test_every_kinds_network_fails_fast_when_mnexec_refuses(tmp_path: Path, refusing_path: str,
+                                                            experiment: str, runs: int) -> None:
+    """The shared bottleneck built plain Mininet nodes with no deadline: a refused namespace
+    hung `./repro run dctcp --quick` until it was killed. Every kind's network is now a
+    GuardedNetwork (topologies/guarded_network.py)."""
+    env = dict(os.environ, PATH=refusing_path, NETREPRO_RESULTS=str(tmp_path / "results"))
+    start = time.monotonic()
+    r = subprocess.run([REPRO, "run", experiment, "--quick"], capture_output=True, text=True,
+                       env=env, timeout=300)
+    took = time.monotonic() - start
+    out = r.stdout + r.stderr
+    assert f"{experiment}: 0 ok, {runs} failed" in out, out[-2000:]
+    failed = list((tmp_path / "results" / experiment / "failed").glob("*/FAILED.json"))
+    assert len(failed) == runs
+    assert all(REFUSAL in json.loads(f.read_text())["reason"] for f in failed)
+    assert took < 30 * runs, f"took {took:.1f} s"
+
+
 def test_doctor_names_the_refusal_and_the_fix(refusing_path: str) -> None:
     r = subprocess.run([REPRO, "doctor"], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PATH=refusing_path))

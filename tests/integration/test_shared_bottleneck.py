@@ -1,5 +1,5 @@
 """The shared bottleneck on real networks: N senders through a Linux bridge into one
-netrepro-link port (topologies/shared_bottleneck.py), and the dctcp experiment on it.
+netrepro-link port (runkinds/shared_bottleneck/network.py), and the dctcp experiment on it.
 
 1. The network: three senders send bursts of full-size UDP datagrams at once, far faster
    than the port's 100 Mbit/s, cycling through ECT(0), Not-ECT, ECT(1) and CE (each

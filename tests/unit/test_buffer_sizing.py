@@ -30,11 +30,11 @@ def test_the_experiment_is_found_by_the_registry() -> None:
     assert get_class("buffer-sizing") is BufferSizing
 
 
-def test_quick_is_the_sawtooth_and_64_flows_at_four_buffers(tmp_path: Path) -> None:
+def test_quick_is_the_sawtooth_and_64_flows_at_three_buffers(tmp_path: Path) -> None:
     specs = BufferSizing().matrix(quick=True)
-    assert [study_of(s) for s in specs] == [SAWTOOTH] + [SWEEP] * 4
+    assert [study_of(s) for s in specs] == [SAWTOOTH] + [SWEEP] * 3
     assert [s.option("buffer") for s in specs[1:]] == [round(m * rule_of(64))
-                                                       for m in (0.25, 0.5, 1.0, 2.0)]
+                                                       for m in (0.5, 1.0, 2.0)]
     for spec in specs:
         assert kind_of(spec) is SHARED_BOTTLENECK
         SHARED_BOTTLENECK.check(spec, trace_set(tmp_path))
@@ -53,6 +53,21 @@ def test_full_sweeps_n_with_hosts_of_the_same_mean_round_trip(tmp_path: Path) ->
     table = {(s.option("flows"), s.option("buffer")) for s in sweep if s.option("flows") >= 32}
     assert {(64, round(m * rule_of(64))) for m in (0.5, 1, 2, 3)} <= table
     assert len({s.run_id() for s in specs}) == len(specs) == 34
+
+
+def test_sixteen_hosts_spread_the_round_trips_of_n_from_16_on(tmp_path: Path) -> None:
+    four = BufferSizing().matrix(quick=False)
+    sixteen = BufferSizing(options={"hosts": 16}).matrix(quick=False)
+    assert len(sixteen) == len(four)
+    for a, b in zip(four, sixteen):
+        if study_of(a) != SWEEP or a.option("flows") < 16:
+            assert a.run_id() == b.run_id()  # fewer flows: the same runs, not rerun
+            continue
+        rtts = [int(r) for r in str(b.option("host_rtts")).split(",")]
+        assert len(rtts) == 16 and min(rtts) == 55 and max(rtts) == 145
+        assert round(sum(rtts) / len(rtts)) == b.option("rtt_ms")
+        assert a.run_id() != b.run_id()
+        SHARED_BOTTLENECK.check(b, trace_set(tmp_path))
 
 
 # ------------------------------------------------------------------ the models

@@ -133,8 +133,8 @@ def tripwires(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NETREPRO_RESULTS", str(tmp_path / "results"))
     monkeypatch.setattr("app.runner.MatrixRunner.run_plan", reached)
     monkeypatch.setattr("app.executor.execute", reached)
-    monkeypatch.setattr("app.commands.contest.build", reached)
-    monkeypatch.setattr("app.commands.contest.execute", reached)
+    monkeypatch.setattr("experiments.contest.commands.build", reached)
+    monkeypatch.setattr("experiments.contest.commands.execute", reached)
 
 
 @pytest.mark.parametrize("case", range(len(_bad_inputs(Path("/x")))))

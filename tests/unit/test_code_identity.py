@@ -83,12 +83,23 @@ def test_editing_code_outside_the_closure_keeps_the_version(repo: Path) -> None:
     (repo / "family_y.py").write_text("# edited\n")
     _fresh()
     assert identity(roots, root=repo).version == before.version
-    (repo / "kinds/helper.py").write_text("NATIVE = ('link',)  # edited\n")
+    (repo / "kinds/helper.py").write_text("NATIVE = ('link',)\nEDITED = True\n")
     (repo / "native/util/u.cc").write_text("int u = 1;\n")
     _fresh()
     after = identity(roots, root=repo)
     assert after.version != before.version
     assert after.changed(before.files) == ["kinds/helper.py", "native/util/u.cc"]
+
+
+def test_comments_and_docstrings_are_not_code_but_statements_are(repo: Path) -> None:
+    roots = CodeRoots(("kinds.a", "family_x"), stop_at=("registry",))
+    before = identity(roots, root=repo).version
+    (repo / "kinds/helper.py").write_text('"""A docstring."""\n# a comment\nNATIVE = ("link",)\n')
+    _fresh()
+    assert identity(roots, root=repo).version == before
+    (repo / "kinds/helper.py").write_text('NATIVE = ("link",)\nDELAY = 1\n')
+    _fresh()
+    assert identity(roots, root=repo).version != before
 
 
 def test_a_run_id_before_the_kinds_are_known_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:

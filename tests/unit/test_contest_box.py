@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.commands.contest import _new_folder
+from experiments.contest.commands import _new_folder
 from experiments.contest.published_sources import FOLDER, is_published, publish, set_published
 from schemes.submission import box_users
 from schemes.submission.box import SYSTEM_LINKS, Bind, Box, exit_status

@@ -17,14 +17,15 @@ from typing import Any, Iterator
 
 import pytest
 
-from app.cluster import submission as cluster_submission
 from app.cluster import worker as cluster_worker
 from app.cluster.backend import ClusterBackend, ClusterChoice, requirements, unservable
-from app.cluster.submission import (BUILD_RECORD, ShippedSubmission, WorkerBuild, build_on_worker,
-                                    compiler_message)
+from schemes.submission import shipped as cluster_submission
+from schemes.submission.shipped import (BUILD_RECORD, ShippedSubmission, WorkerBuild,
+                                        build_on_worker, compiler_message)
 from app.cluster.worker import RemoteResult, RemoteTask, execute_remote
-from app.commands.contest import submit
+from experiments.contest.commands import submit
 from app.cluster.archive import Committer, pack
+from core.code_identity import CodeIdentity, run_code
 from runkinds.registry import measurement_version
 from core.paths import ProjectPaths
 from core.results import DONE, ExperimentStore, read_json, write_json
@@ -82,25 +83,31 @@ def test_shipped_sources_carry_their_full_sha256_and_survive_pickling(sources: S
     assert len(shipped.sha256) == 64 and shipped.sha256.startswith(sources.digest)
     task = RemoteTask("contest", {}, "run-id", "s", {}, shipped)
     again = pickle.loads(pickle.dumps(task))
-    assert again.submission == shipped and again.submission.sources().sha256 == shipped.sha256
+    assert again.attachment == shipped and again.attachment.sources().sha256 == shipped.sha256
+
+
+def _trial(digest: str) -> RunSpec:
+    return contest_spec("contest", "submission", "Tiny", 1, {"submission": digest})
 
 
 def test_the_build_is_keyed_by_the_hash_and_done_once(sources: Sources,
                                                       paths: ProjectPaths) -> None:
     builder = FakeBuilder()
-    first = build_on_worker(ShippedSubmission.of(sources), sources.digest, paths, builder, "w1")
+    trial = _trial(sources.digest)
+    first = build_on_worker(ShippedSubmission.of(sources), trial, paths, builder, "w1")
     assert first.ok and first.facts["built"] == "here" and first.facts["host"] == "w1"
     binary = paths.state_dir / "contest-builds" / sources.digest / BINARY
     assert first.facts["binary"] == str(binary) and binary.is_file()
     record = read_json(binary.parent / BUILD_RECORD)
-    assert record["sha256"] == sources.sha256 and record["code_version"] == measurement_version()
+    assert record["sha256"] == sources.sha256
+    assert record["code_version"] == run_code(trial).version
     assert record["api_generation"] == 3 and record["host"] == "w1"
 
-    again = build_on_worker(ShippedSubmission.of(sources), sources.digest, paths, builder, "w1")
+    again = build_on_worker(ShippedSubmission.of(sources), trial, paths, builder, "w1")
     assert again.ok and again.facts["built"] == "reused" and builder.calls == [sources.digest]
 
     other = Sources(sources.header, sources.body + b"\n// changed\n", "x")
-    built = build_on_worker(ShippedSubmission.of(other), other.digest, paths, builder, "w1")
+    built = build_on_worker(ShippedSubmission.of(other), _trial(other.digest), paths, builder, "w1")
     assert built.ok and built.facts["built"] == "here"
     assert builder.calls == [sources.digest, other.digest]
     assert binary_path(paths, other.digest).parent != binary.parent
@@ -110,11 +117,14 @@ def test_a_binary_from_other_code_or_without_its_record_is_built_again(
         sources: Sources, paths: ProjectPaths, monkeypatch: pytest.MonkeyPatch) -> None:
     builder = FakeBuilder()
     shipped = ShippedSubmission.of(sources)
-    build_on_worker(shipped, sources.digest, paths, builder, "w1")
-    monkeypatch.setattr(cluster_submission, "measurement_version", lambda: "another-version")
-    assert build_on_worker(shipped, sources.digest, paths, builder, "w1").facts["built"] == "here"
+    build_on_worker(shipped, _trial(sources.digest), paths, builder, "w1")
+    monkeypatch.setattr(cluster_submission, "run_code",
+                        lambda spec: CodeIdentity({"native/grump/x.cc": "edited"}))
+    assert build_on_worker(shipped, _trial(sources.digest), paths, builder,
+                           "w1").facts["built"] == "here"
     (binary_path(paths, sources.digest).parent / BUILD_RECORD).unlink()
-    assert build_on_worker(shipped, sources.digest, paths, builder, "w1").facts["built"] == "here"
+    assert build_on_worker(shipped, _trial(sources.digest), paths, builder,
+                           "w1").facts["built"] == "here"
     assert len(builder.calls) == 3
 
 
@@ -122,19 +132,19 @@ def test_damaged_or_mismatched_sources_are_not_built(sources: Sources,
                                                      paths: ProjectPaths) -> None:
     builder = FakeBuilder()
     damaged = ShippedSubmission(sources.header, sources.body + b" ", sources.sha256)
-    result = build_on_worker(damaged, sources.digest, paths, builder, "w1")
+    result = build_on_worker(damaged, _trial(sources.digest), paths, builder, "w1")
     assert not result.ok and "damaged on the way" in result.reason
-    result = build_on_worker(ShippedSubmission.of(sources), "0" * 16, paths, builder, "w1")
+    result = build_on_worker(ShippedSubmission.of(sources), _trial("0" * 16), paths, builder, "w1")
     assert not result.ok and f"shipped are submission {sources.digest}" in result.reason
     bad = Sources(b"class Sender { };", sources.body, "x")
-    result = build_on_worker(ShippedSubmission.of(bad), bad.digest, paths, builder, "w1")
+    result = build_on_worker(ShippedSubmission.of(bad), _trial(bad.digest), paths, builder, "w1")
     assert not result.ok and "declares no class Controller" in result.reason
     assert builder.calls == []
 
 
 def test_a_compile_error_is_reported_with_the_failing_step_and_the_compilers_message(
         sources: Sources, paths: ProjectPaths) -> None:
-    result = build_on_worker(ShippedSubmission.of(sources), sources.digest, paths,
+    result = build_on_worker(ShippedSubmission.of(sources), _trial(sources.digest), paths,
                              FakeBuilder(fails=True), "w1")
     assert not result.ok and result.facts["built"] == "failed"
     assert result.reason.startswith("does not compile on worker w1: compile controller.cc "
@@ -149,15 +159,17 @@ def test_a_compile_error_is_remembered_for_the_same_sources_and_code(
         sources: Sources, paths: ProjectPaths, monkeypatch: pytest.MonkeyPatch) -> None:
     builder = FakeBuilder(fails=True)
     shipped = ShippedSubmission.of(sources)
-    first = build_on_worker(shipped, sources.digest, paths, builder, "w1")
-    again = build_on_worker(shipped, sources.digest, paths, builder, "w1")
+    first = build_on_worker(shipped, _trial(sources.digest), paths, builder, "w1")
+    again = build_on_worker(shipped, _trial(sources.digest), paths, builder, "w1")
     assert not again.ok and again.facts["built"] == "failed-before"
     assert again.reason.startswith(first.reason) and "not compiled again" in again.reason
     assert COMPILER_SAID in again.log and len(builder.calls) == 1
     # New code (a fixed compiler flag, a new API header) compiles the sources afresh.
-    monkeypatch.setattr(cluster_submission, "measurement_version", lambda: "another-version")
+    monkeypatch.setattr(cluster_submission, "run_code",
+                        lambda spec: CodeIdentity({"native/grump/x.cc": "edited"}))
     fixed = FakeBuilder()
-    assert build_on_worker(shipped, sources.digest, paths, fixed, "w1").facts["built"] == "here"
+    assert build_on_worker(shipped, _trial(sources.digest), paths, fixed,
+                           "w1").facts["built"] == "here"
     assert fixed.calls == [sources.digest]
 
 
@@ -258,7 +270,7 @@ def test_a_worker_compares_a_named_trace_with_the_clients_hash(
     monkeypatch.setattr(cluster_worker, "ProjectPaths", lambda: paths)
     task = _trial_task(sources)
     task = RemoteTask(task.experiment, task.spec, task.run_id, task.session,
-                      {"Tiny.down": hashlib.sha256(b"1\n2\n").hexdigest()}, task.submission)
+                      {"Tiny.down": hashlib.sha256(b"1\n2\n").hexdigest()}, task.attachment)
     result = execute_remote(task)
     assert not result.ok and "trace Tiny.down on worker" in result.reason
     assert "differs from the client's" in result.reason and "build" not in result.worker
@@ -274,11 +286,11 @@ ADDRESS = "tcp://scheduler.example:8786"  # never reached: open_cluster is repla
 def fake_execute_remote(task: RemoteTask) -> RemoteResult:
     """A worker's answer: the trial built and run (or its build failed), as the worker
     side above produces it."""
-    assert task.submission is not None
+    assert task.attachment is not None
     host = "fake-worker"
-    facts = {"host": host, "built": "here", "sha256": task.submission.sha256}
+    facts = {"host": host, "built": "here", "sha256": task.attachment.sha256}
     built = WorkerBuild(True, "", "$ g++ ...", facts)
-    if b"windw_" in task.submission.body:
+    if b"windw_" in task.attachment.body:
         built = WorkerBuild(False, f"does not compile on worker {host}: compile controller.cc "
                             f"failed; the compiler said: {COMPILER_SAID}",
                             "$ g++ ...\n" + COMPILER_SAID, {"host": host, "built": "failed"})
@@ -400,7 +412,7 @@ def test_the_usual_checks_still_apply_to_a_trial(sources: Sources, paths: Projec
     monkeypatch.setattr(cluster_submission, "sandbox_build", builder)
     task = _trial_task(sources)
     stale = RemoteTask(task.experiment, task.spec, "another-id", task.session, {},
-                       task.submission)
+                       task.attachment)
     result = execute_remote(stale)
     assert not result.ok and "another version of the code" in result.reason
     assert builder.calls == []

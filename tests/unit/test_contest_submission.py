@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import cli
-from app.commands.contest import resolve_trace, team_name
+from experiments.contest.commands import resolve_trace, team_name
 from core.traces import TraceError
 from schemes.submission import scheme as submission_scheme
 from schemes.submission import sources as submission_sources
@@ -109,8 +109,8 @@ def test_traces_by_role_or_name_and_missing_ones_refused(tmp_path: Path) -> None
 
 def test_submit_refuses_before_building(monkeypatch: pytest.MonkeyPatch, capsys,
                                         tmp_path: Path) -> None:
-    monkeypatch.setattr("app.commands.contest.build", lambda *a, **k: pytest.fail("built"))
-    monkeypatch.setattr("app.commands.contest.build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr("experiments.contest.commands.build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr("experiments.contest.commands.build", lambda *a, **k: pytest.fail("built"))
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "controller.hh").write_text(changed("unsigned int window_size();",

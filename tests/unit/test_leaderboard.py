@@ -204,7 +204,7 @@ def test_a_late_trial_ranks_only_when_no_trial_of_the_entry_was_timely(tmp_path:
 
 def test_contest_submit_takes_its_best_from_the_timely_trials_and_prints_the_late_one(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from app.commands.contest import _show
+    from experiments.contest.commands import _show
     from experiments.contest.leaderboard import best_trial
     trials: list[dict[str, Any]] = [
         {"trial": 1, "ok": True, "score": -2.0, "lateness_ok": False, "lateness_p99_us": 3100},

@@ -10,7 +10,6 @@ from analysis.summary import invalid_reason
 from core.errors import UsageError
 from core.runspec import RunSpec, make_params
 from runkinds.shared_bottleneck.metrics import window_limit_metrics, window_limits
-from runkinds.shared_bottleneck.network import BottleneckConfig
 from runkinds.shared_bottleneck.options import bottleneck_options, layout, start_offsets_s
 
 
@@ -73,6 +72,8 @@ def test_staggered_starts_are_the_interval_apart_in_flow_order() -> None:
 
 
 def test_each_sender_gets_its_own_delays_each_way() -> None:
+    pytest.importorskip("mininet")  # the network builds on it; tests/unit-venv.sh has none
+    from runkinds.shared_bottleneck.network import BottleneckConfig
     config = BottleneckConfig(senders=2, rate_mbps=50, data_delay_ms=50, ack_delay_ms=50,
                               queue="droptail:packets=10", span_ms=1000,
                               sender_rtts_ms=(81, 120))

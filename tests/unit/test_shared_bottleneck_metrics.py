@@ -1,4 +1,4 @@
-"""A shared-bottleneck run's metrics (analysis/shared_bottleneck.py) from hand-made
+"""A shared-bottleneck run's metrics (runkinds/shared_bottleneck/metrics.py) from hand-made
 artifacts: a queue log written by a FIFO served every 120 µs, each flow's iperf3 report and
 alpha samples, and the meta.json facts the run kind records."""
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The client checks the submission as a local submit does (files, API generation,
 name, trace) but compiles and runs nothing: each trial not done before goes to
 a worker that can build contest submissions, with the sources and their sha256
-(app/cluster/submission.py). The trials run side by side, up to the cluster's
+(schemes/submission/shipped.py). The trials run side by side, up to the cluster's
 slots. Each comes home as an archive and is committed into
 results/contest/runs/ as a local trial is, its meta.json naming the worker that
 built and ran it, so the leaderboard reads it as any other. A trial whose build
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from app.cluster.backend import ClusterBackend, RemoteOutcome
-from app.cluster.submission import ShippedSubmission
+from schemes.submission.shipped import ShippedSubmission
 from core.results import ExperimentStore, read_json
 from core.runspec import RunSpec
 from schemes.submission.sources import Sources

@@ -10,8 +10,9 @@ contest's final ranking: every trial kept, ranked by the best) on the contest
 path of the trace, recorded under results/contest/submissions/<team>/<time>-<hash>/
 and placed on the leaderboard. Nothing from the command line reaches a shell.
 With --cluster the trials run side by side on Dask workers, each built there
-from the sources shipped with it (app/cluster/contest.py); nothing is compiled
-or run on the client.
+from the sources shipped with it (cluster.py beside this module); nothing is
+compiled or run on the client. This is the contest paper's own command: app code
+kept in its folder (app/cli.py finds it).
 
 Exit status: 0 at least one trial scored; 1 the submission failed (does not
 compile, or no trial scored: the reasons are printed); 2 refused (bad files,
@@ -43,7 +44,9 @@ from schemes.submission.box import box_unavailable
 from schemes.submission.box_users import BoxUnavailable
 from schemes.submission.api import GENERATIONS, SubmissionRefused
 from schemes.submission.build import binary_path, build
+from schemes.submission.hosting import FLAG, allow_without_cgroups, refusal
 from schemes.submission.sources import Sources
+from schemes.submission.untrusted_text import reason as shown
 
 EXPERIMENT = "contest"
 TEAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -82,6 +85,10 @@ def add_parser(sub: Any) -> None:
                         help="rerun trials already done for these exact sources")
     submit.add_argument("--json", action="store_true",
                         help="end with one JSON object (the best trial's metrics)")
+    submit.add_argument(FLAG, action="store_true",
+                        help="host the contest even where the boxes' cgroup controllers are "
+                             "missing (each box then has per-process limits only; "
+                             "docs/contest.md says what is then unbounded)")
     submit.add_argument("--cluster", metavar="ADDRESS",
                         help="run the trials on a Dask cluster (tcp://HOST:8786 or tls://, or "
                              "local:N), each built on its worker from the sources shipped with "
@@ -168,17 +175,21 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     api = sources.api()
     trace, role = resolve_trace(args.trace, traces)
     cluster = getattr(args, "cluster", None)
+    if getattr(args, "allow_without_cgroups", False):
+        allow_without_cgroups()
     if cluster is None:
         if os.geteuid() != 0:
             raise BoxUnavailable("contest submit needs root (it builds and runs the code in "
                                  "boxes of its own, in network namespaces): use sudo, or "
                                  "--cluster to run it on workers")
-        why = box_unavailable()
+        why = box_unavailable() or refusal()
         if why:
             raise BoxUnavailable(f"cannot box submitted code here: {why}")
     elif cluster.startswith("local:") and os.geteuid() != 0:
         raise BoxUnavailable(f"--cluster {cluster} builds and runs the trials on this "
                              "machine, in boxes, which takes root: use sudo")
+    elif cluster.startswith("local:") and refusal():
+        raise BoxUnavailable(f"cannot box submitted code here: {refusal()}")
     digest = sources.digest
     root = paths.results_dir / EXPERIMENT
     folder = _new_folder(root, team, digest)
@@ -201,7 +212,7 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
     record["build_box"] = built.box
     if not built.ok:
         print(f"build failed: {built.reason}; the compiler said:", file=sys.stderr)
-        print(built.log, file=sys.stderr)
+        print(built.message(), file=sys.stderr)
         record.update(status="build failed", reason=f"does not compile: {built.reason} "
                       "(see build.log)")
         return _finish(args, paths, traces, root, folder, record, None)
@@ -231,7 +242,7 @@ def submit(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> i
 def _show(entry: dict[str, Any]) -> None:
     if entry["ok"] and not isinstance(entry.get("score"), (int, float)):
         entry.update(ok=False, reason="no score: the run has no throughput or delay")
-    text = _line(entry) if entry["ok"] else f"FAILED: {entry['reason']}"
+    text = _line(entry) if entry["ok"] else f"FAILED: {shown(entry['reason'])}"
     where = f" (on {entry['worker']})" if entry.get("worker") else ""
     print(f"trial {entry['trial']}     {text}{' (done before)' if entry.get('reused') else ''}"
           f"{where}", flush=True)
@@ -245,7 +256,7 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
                        sources: Sources) -> int:
     """The trials on Dask workers, each built there from the sources it carries."""
     from app.cluster.backend import open_cluster
-    from app.cluster.contest import ClusterTrials, build_log_text, run_trials
+    from experiments.contest.commands.cluster import ClusterTrials, build_log_text, run_trials
     from core.jobs import default_jobs
     store = ExperimentStore(root)
     reused, specs = [], []
@@ -275,7 +286,7 @@ def _submit_on_cluster(args: argparse.Namespace, paths: ProjectPaths, traces: Tr
     record["cluster"] = args.cluster
     if trials.build_failed and not any(t["ok"] for t in record["trials"]):
         reason = trials.build_failed[0]
-        print(f"build failed: {reason}", file=sys.stderr)
+        print(f"build failed: {shown(reason)}", file=sys.stderr)
         record.update(status="build failed", reason=f"{reason} (see build.log)")
         return _finish(args, paths, traces, root, folder, record, None)
     return _score(args, paths, traces, root, folder, record)
@@ -286,7 +297,7 @@ def _score(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, root
     best = best_trial([t for t in record["trials"] if t["ok"]], lambda t: t)
     if best is None:
         reasons = sorted({t.get("reason", "") for t in record["trials"]})
-        record.update(status="failed", reason="no trial scored: " + "; ".join(reasons))
+        record.update(status="failed", reason=shown("no trial scored: " + "; ".join(reasons)))
     else:
         record.update(status="scored", best_trial=best["trial"])
     return _finish(args, paths, traces, root, folder, record, best)
@@ -324,7 +335,7 @@ def _finish(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet, roo
         print(f"leaderboard {display(page)}: rank {rank} of {entries} on {record['trace']}")
     else:
         result["reason"] = record["reason"]
-        print(f"failed      {record['reason']}")
+        print(f"failed      {shown(record['reason'])}")
         print(f"leaderboard {display(page)} (listed as failed)")
     if args.json:
         print(json.dumps(result, sort_keys=True))

@@ -1,4 +1,4 @@
-"""`contest submit --cluster`: a submission's sources go with each trial, built on the worker.
+"""A submission's sources shipped with each of its trials, built on the worker that runs it.
 
 The client compiles nothing: each trial's task carries the two source files and
 their sha256 (Sources.sha256; the run id holds its first 16 hex digits, the
@@ -6,9 +6,10 @@ digest). The worker checks the hash and the API generation, then builds the
 sources with the build a local submit uses (schemes.submission.build: in a box of
 its own, with limits) into its own var/contest-builds/<digest>/, where the
 scheme `submission` of its run process finds the binary. One build per hash and
-code version on a worker: trials arriving side by side wait on a lock and reuse
-the binary (build.json beside it records the full hash and the code version it
-was built from). A compile error fails the trial with the compiler's message;
+version of the trial's code (core/code_identity.py: the code a submission's run
+executes) on a worker: trials arriving side by side wait on a lock and reuse the
+binary (build.json beside it records the full hash and the code version it was
+built from). A compile error fails the trial with the compiler's message;
 nothing else is tried in its place.
 """
 from __future__ import annotations
@@ -19,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from runkinds.registry import measurement_version
+from core.code_identity import run_code
 from core.file_lock import exclusive_lock
 from core.paths import ProjectPaths
 from core.results import read_json, write_json
+from core.runspec import RunSpec
 from schemes.base import SchemeUnavailable
 from schemes.submission.api import SubmissionRefused
 from schemes.submission.build import BuildResult, binary_path, build, builds_dir
@@ -46,7 +48,9 @@ class ShippedSubmission:
         return cls(sources.header, sources.body, sources.sha256)
 
     def sources(self) -> Sources:
-        return Sources(self.header, self.body, origin="shipped with the task")
+        """The two files, checked by the intake as a local submit's are."""
+        return Sources.of_bytes({"controller.hh": self.header, "controller.cc": self.body},
+                                "the sources shipped with the task")
 
 
 @dataclass(frozen=True)
@@ -72,18 +76,23 @@ def compiler_message(log: str) -> str:
     return text
 
 
-def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths,
+def build_on_worker(shipped: ShippedSubmission, spec: RunSpec, paths: ProjectPaths,
                     builder: Builder | None = None, host: str | None = None) -> WorkerBuild:
-    """The submission `digest` built on this machine (or built here before, from the same
-    hash and code version), or the reason it is not. `builder`: sandbox_build."""
+    """The submission the trial `spec` runs, built on this machine (or built here before,
+    from the same hash and code version), or the reason it is not. `builder`:
+    sandbox_build."""
     builder = builder or sandbox_build
+    digest = str(spec.param("submission", ""))
     host = host or socket.gethostname()
     facts: dict[str, Any] = {"host": host, "sha256": shipped.sha256, "digest": digest}
 
     def failed(reason: str, log: str = "", built: str = "failed") -> WorkerBuild:
         return WorkerBuild(False, reason, log, dict(facts, built=built))
 
-    sources = shipped.sources()
+    try:
+        sources = shipped.sources()
+    except SubmissionRefused as e:
+        return failed(f"refused on worker {host}: {e}", built="refused")
     if sources.sha256 != shipped.sha256:
         return failed(f"the submission's sources arrived on worker {host} with sha256 "
                       f"{sources.sha256[:16]}..., the client sent {shipped.sha256[:16]}...: "
@@ -97,7 +106,7 @@ def build_on_worker(shipped: ShippedSubmission, digest: str, paths: ProjectPaths
         return failed(f"refused on worker {host}: {e}", built="refused")
     binary = binary_path(paths, digest)
     record_path = binary.parent / BUILD_RECORD
-    version = measurement_version()
+    version = run_code(spec).version
     facts.update(api_generation=api, binary=str(binary), code_version=version)
     # One build of a digest at a time on this machine (worker processes and threads).
     with exclusive_lock(builds_dir(paths) / f".{digest}.lock"):
