@@ -7,6 +7,9 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
+from analysis.socket_samples import data_connection
 from analysis.summary import RunRecord, write_csv
 from core.queue_spec import parse_queue
 from experiments.bbr import derive, model
@@ -89,11 +92,22 @@ def _end_s(run: FlowRun, duration_s: float) -> float:
 
 
 def _loss(record: RunRecord, loss: float, rate: float) -> dict[str, Any]:
+    """Goodput is what the receiver got in order: the sender's bytes acknowledged (the
+    kernel's bytes_acked, sampled) from the SYN to the last sample, over that time. iperf3
+    is stopped at the span's end, so it writes no report of its own to read."""
     verification = record.meta.get("verification") or {}
-    bps = verification.get("iperf3_bits_per_second")
+    samples = data_connection(record.path, verification.get("data_port"))
+    if samples is None or len(samples) < 2:
+        raise ValueError("no socket samples of the data connection")
+    t, acked = samples.time_s, samples["bytes_acked"]
+    keep = np.isfinite(acked)
+    t, acked = t[keep], acked[keep]
+    if t.size < 2 or t[-1] <= t[0]:
+        raise ValueError("fewer than two samples with bytes_acked")
     stats = ((record.meta.get("link") or {}).get("a2b") or {}).get("loss") or {}
     draws = stats.get("draws") or 0
-    return {"goodput_mbps": None if bps is None else float(bps) / 1e6,
+    return {"goodput_mbps": float(acked[-1] - acked[0]) * 8 / float(t[-1] - t[0]) / 1e6,
+            "goodput_span_s": float(t[-1] - t[0]),
             "model_mbps": model.loss_limit_mbps(loss, rate),
             "measured_loss": stats.get("lost", 0) / draws if draws else None,
             "mathis_mbps": model.mathis_mbps(loss, 2 * record.spec.delay_ms)}

@@ -23,13 +23,12 @@ from typing import Any
 
 from core.errors import UsageError
 from core.paths import ProjectPaths
-from core.run_kind import RunKind
+from core.run_kind import WHOLE_POOL, RunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from runkinds.shared_bottleneck.metrics import shared_bottleneck_metrics
 from runkinds.shared_bottleneck.options import (NAME, SETUP_PER_FLOW_S, SETUP_PER_HOST_S,
-                                                WHOLE_POOL, bottleneck_options, layout,
-                                                serve_margin_s)
+                                                bottleneck_options, layout, serve_margin_s)
 from schemes.registry import scheme_needs
 
 log = logging.getLogger(__name__)

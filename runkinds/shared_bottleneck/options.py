@@ -49,8 +49,6 @@ STOP_AFTER_S = 1.0
 # per-run overhead.
 SETUP_PER_HOST_S = 0.25
 SETUP_PER_FLOW_S = 0.05  # an iperf3 pair
-# More slots than any pool has: the run takes the whole pool and goes alone.
-WHOLE_POOL = 1 << 16
 
 
 def serve_margin_s(flows: int, spread_s: float = 0.0) -> float:

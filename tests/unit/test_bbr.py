@@ -13,6 +13,7 @@ from analysis.claims.model import FAIL, FULL, NOT_RUN, PASS, QUICK, evaluate_all
 from analysis.queue_log import parse_queue_log_text
 from analysis.socket_samples import Connection
 from analysis.summary import RunRecord
+from core.run_kind import WHOLE_POOL
 from experiments.bbr import derive, model
 from experiments.bbr.claims import CLAIMS
 from experiments.bbr.experiment import LOSSES, QUICK_LOSSES, Bbr
@@ -33,14 +34,22 @@ def test_the_experiment_is_found_by_the_registry() -> None:
     assert get_class("bbr") is Bbr
 
 
-def test_quick_is_the_startup_pair_the_step_and_four_losses(tmp_path: Path) -> None:
+def test_quick_is_the_startup_pair_the_step_and_three_losses(tmp_path: Path) -> None:
     specs = Bbr().matrix(quick=True)
-    assert [study_of(s) for s in specs] == [STARTUP, STARTUP, STEP] + [LOSS] * 8
+    assert [study_of(s) for s in specs] == [STARTUP, STARTUP, STEP] + [LOSS] * 6
     assert sorted({s.option("loss") for s in specs if study_of(s) == LOSS}) == \
         sorted(QUICK_LOSSES)
     for spec in specs:
         kind_of(spec).check(spec, trace_set(tmp_path))
         assert spec.option("socket_sample_ms") and spec.option("queue_log")
+    step = next(s for s in specs if study_of(s) == STEP)
+    assert step.option("rate_steps") == "10:20,20:10" and step.duration_s == 30.0
+
+
+def test_runs_at_100_mbps_go_alone_and_the_10_mbps_ones_share(tmp_path: Path) -> None:
+    for spec in Bbr().matrix(quick=False):
+        alone = study_of(spec) in (LOSS, CONVERGENCE)
+        assert (kind_of(spec).slots(spec) == WHOLE_POOL) == alone, spec.run_id()
 
 
 def test_full_adds_every_loss_and_the_five_flows(tmp_path: Path) -> None:
@@ -246,9 +255,8 @@ def passing_rows() -> list[dict[str, Any]]:
             "aggregate_share": 0.95, "jain_after_10s_median": 0.97, "jain_last_20s_mean": 0.98,
             "probe_rtt_unjoint_after_first": 0, "probe_rtt_interval_dev_s": 0.3}
     goodput = {("bbr", p): 0.93 * 100 * (1 - p) for p in LOSSES}
-    goodput.update({("cubic", p): g for p, g in zip(LOSSES, (60.0, 20.0, 5.0, 1.0, 0.8, 0.5,
-                                                               0.3, 0.2, 0.1, 0.1, 0.1, 0.0,
-                                                               0.0))})
+    cubic_goodput = (60.0, 20.0, 5.0, 1.0, 0.8, 0.5, 0.3, 0.2, 0.1, 0.1, 0.1, 0.0, 0.0)
+    goodput.update({("cubic", p): g for p, g in zip(LOSSES, cubic_goodput)})
     loss = [{"study": LOSS, "scheme": s, "loss": p, "trial": 1, "run": f"{s}{p}",
              "goodput_mbps": g, "model_mbps": 100 * (1 - p)} for (s, p), g in goodput.items()]
     fig5 = {"study": FIG5, "trial": 1, "rtt_ratio": 4.0, "runs": "bbr cubic"}
