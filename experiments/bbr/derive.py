@@ -18,9 +18,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from analysis.queue_log import backlog_series
-from analysis.socket_samples import Connection
+from analysis.socket_samples import STARTUP, Connection
 from experiments.bbr import model
-from experiments.bbr.phases import (DOWN, UP, Phase, cycle_periods, first_probe_bw_s,
+from experiments.bbr.phases import (CRUISE, DOWN, UP, Phase, cycle_periods, first_probe_bw_s,
                                     gain_phases, inside, probe_rtt_episodes)
 from experiments.bbr.series import (FlowRun, acked_rate_mbps, departure_rate, drops_between,
                                     packet_rtt_ms, queue_at, queue_delay_ms)
@@ -90,7 +90,8 @@ def gain_cycle(run: FlowRun, rate_mbps: float, interval_s: float,
     clear = _bins_clear_of_probe_rtt(run.phases, starts, DELIVERY_BIN_S, 2 * run.rtt_ms / 1000)
     kept = rates[clear]
     within = np.abs(kept - rate_mbps) <= 0.05 * rate_mbps
-    return {"cycle_period_ms": None if not periods else 1000 * _median(periods),  # type: ignore
+    return {**_cruise(run, start_s, end_s, arrival_s, rtt),
+            "cycle_period_ms": None if not periods else 1000 * _median(periods),  # type: ignore
             "cycles": len(periods),
             "model_cycle_period_ms": model.cycle_period_ms(run.rtt_ms),
             "probe_bump_ms": _median(bumps), "probe_bumps": len(bumps),
@@ -103,6 +104,37 @@ def gain_cycle(run: FlowRun, rate_mbps: float, interval_s: float,
             "delivery_min_mbps": float(kept.min()) if kept.size else None,
             "delivery_max_mbps": float(kept.max()) if kept.size else None,
             "steady_from_s": start_s, "steady_to_s": end_s}
+
+
+def _cruise(run: FlowRun, start_s: float, end_s: float, arrival_s: np.ndarray,
+            rtt: np.ndarray) -> dict[str, Any]:
+    """Reported, not judged: what BBR keeps in flight and queued while it cruises (ProbeBW at
+    gain 1) and how much of each 5/4 phase's RTT bump is its own rise (its highest RTT less
+    the RTT as it began), to show what the gain-cycle and queue claims measure."""
+    cruise = [p for p in gain_phases(run.phases, CRUISE) if start_s <= p.start_s and
+              p.end_s < end_s]
+    out: dict[str, Any] = {}
+    if run.samples is not None and cruise:
+        t = run.sample_times()
+        inflight = run.samples["inflight"]
+        sel = np.zeros(t.shape, dtype=bool)
+        for p in cruise:
+            sel |= (t >= p.start_s) & (t < p.end_s)
+        sel &= np.isfinite(inflight)
+        if sel.any():
+            out["cruise_inflight_median"] = float(np.median(inflight[sel]))
+    if cruise:
+        times = np.concatenate([np.arange(p.start_s, p.end_s, 0.001) for p in cruise])
+        if times.size:
+            out["cruise_queue_median"] = float(np.median(queue_at(run.queue, times)))
+    rises = []
+    for p in gain_phases(run.phases, UP):
+        if start_s <= p.start_s and p.end_s < end_s:
+            sel = (arrival_s >= p.start_s) & (arrival_s < p.end_s)
+            if sel.any():
+                rises.append(float(rtt[sel].max() - rtt[sel][0]))
+    out["probe_rise_ms"] = _median(rises)
+    return out
 
 
 # ------------------------------------------------------------------ Fig 3: the rate steps
@@ -124,6 +156,13 @@ def step_response(run: FlowRun, rate_mbps: float, steps: Sequence[tuple[float, f
     for i in np.unique(index[(index >= 0) & (index < starts.size)]):
         medians[i] = float(np.median(rtt[index == i]))
     down_at = _first_held(starts, medians <= 1.25 * run.rtt_ms, clear, down_s, DELIVERY_BIN_S)
+    # Reported, not judged: the first bin after the down-step whose median RTT is back under
+    # 1.25 RTprop (held or not), and the same criterion's share of bins in the steady state
+    # before the up-step (a control: the probes' bumps are in both).
+    low = medians <= 1.25 * run.rtt_ms
+    first_low = np.nonzero(low & clear & (starts >= down_s))[0]
+    before = clear & (starts >= up_s / 2) & (starts + DELIVERY_BIN_S <= up_s)
+    held_before = _first_held(starts, low, clear, up_s / 2, DELIVERY_BIN_S)
     # Never reached: the time left in the stretch, a lower bound (it fails its claim).
     out: dict[str, Any] = {
         "up_step_s": (down_s if up_at is None else up_at) - up_s,
@@ -136,6 +175,10 @@ def step_response(run: FlowRun, rate_mbps: float, steps: Sequence[tuple[float, f
         "mean_after_up_mbps": _mean_rate(run, up_s + STEP_WINDOW_S, down_s),
         "mean_after_down_mbps": _mean_rate(run, down_s + STEP_WINDOW_S,
                                            min(end_s, down_s + (down_s - up_s))),
+        "down_step_first_low_s": (float(starts[first_low[0]]) - down_s
+                                  if first_low.size else None),
+        "rtt_low_share_before_up": float(low[before].mean()) if before.any() else None,
+        "rtt_held_before_up": held_before is not None and held_before + HOLD_S <= up_s,
         "up_rate_mbps": up_rate, "down_rate_mbps": down_rate, "first_rate_mbps": rate_mbps,
         "up_at_s": up_s, "down_at_s": down_s}
     if run.samples is not None:
@@ -172,6 +215,14 @@ def startup(run: FlowRun, bdp: float) -> dict[str, Any]:
         times, backlog = backlog_series(run.queue, t0, t0 + out["startup_exit_s"])
         out["startup_peak_queue"] = int(backlog.max()) if backlog.size else 0
         out["startup_peak_queue_bdp"] = out["startup_peak_queue"] / bdp
+        # Reported, not judged: Startup's end and its rounds' length as it ended (the last
+        # 0.2 s of Startup's packets' RTT): the full-bandwidth test waits 3 such rounds.
+        ends = [p.end_s for p in run.phases if p.mode == STARTUP]
+        if ends:
+            out["startup_end_s"] = ends[-1] - t0
+            arrival_s, rtt = packet_rtt_ms(run.queue, run.rtt_ms)
+            sel = (arrival_s >= ends[-1] - 0.2) & (arrival_s < ends[-1])
+            out["startup_last_rtt_ms"] = float(np.median(rtt[sel])) if sel.any() else None
     out["queue_at_1s"] = int(queue_at(run.queue, np.array([t0 + 1.0]))[0])
     out["queue_at_1s_bdp"] = out["queue_at_1s"] / bdp
     times = np.arange(t0 + 0.8, t0 + 1.0, 0.001)

@@ -284,8 +284,9 @@ def fig6(found: list[tuple[dict[str, Any], RunRecord]]) -> Any:
     rate_ax.set_ylabel("throughput (Mbit/s, 100-ms bins)")
     rate_ax.set_xlim(0, end)
     rate_ax.legend(fontsize=7, loc="upper right", ncol=5)
-    rate_ax.set_title("BBR Fig. 6: five BBR flows joining 2 s apart, 100 Mbit/s, 10 ms; "
-                      "shaded: each flow's ProbeRTT (kernel)", fontsize=10)
+    rate_ax.set_title(f"BBR Fig. 6: five BBR flows joining 2 s apart, {row['rate_mbps']:g} "
+                      f"Mbit/s, {row['rtt_ms']:g} ms; shaded: each flow's ProbeRTT (kernel)",
+                      fontsize=10)
     bins = np.array(row.get("bin_starts_s") or [])
     jain = np.array([np.nan if v is None else v for v in row.get("jain_bins") or []])
     if bins.size:
@@ -322,7 +323,8 @@ def fig8(table: list[dict[str, Any]], runs: list[dict[str, Any]], notes: list[st
     ax.set_ylabel("goodput at the receiver (Mbit/s)")
     ax.set_ylim(0, rate * 1.05)
     ax.legend(fontsize=8, loc="lower left")
-    ax.set_title("BBR Fig. 8: goodput against random loss, 100 Mbit/s, 100 ms, 2-BDP buffer",
-                 fontsize=10)
+    rtt = float(runs[0]["rtt_ms"]) if runs else 100.0
+    ax.set_title(f"BBR Fig. 8: goodput against random loss, {rate:g} Mbit/s, {rtt:g} ms, "
+                 "2-BDP buffer", fontsize=10)
     _notes(fig, [n for n in notes if n.startswith(LOSS)])
     return fig

@@ -337,3 +337,19 @@ def test_quick_judges_what_the_quick_pass_runs() -> None:
     assert verdicts["fig8-bbr-close-at-15pct"] == NOT_RUN
     assert verdicts["fig8-cubic-cliff"] == verdicts["fig8-bbr-over-cubic"] == PASS
     assert verdicts["fig4-startup-exit"] == verdicts["fig3-up-step"] == PASS
+
+
+def test_the_fallback_rate_halves_figs_6_and_8_and_keeps_fig_6s_bdp() -> None:
+    specs = Bbr(options={"fast_mbps": 50}).matrix(quick=False)
+    losses = [s for s in specs if study_of(s) == LOSS]
+    assert {(s.data_trace, s.ack_trace, s.delay_ms) for s in losses} == \
+        {("rate:50", "rate:50", 50)}
+    buffer = round(2 * model.bdp_packets(50, 100))
+    assert {s.queue for s in losses} == {f"droptail:packets={buffer}"}
+    five = next(s for s in specs if study_of(s) == CONVERGENCE)
+    assert (five.data_trace, five.delay_ms, five.option("rtt_ms")) == ("rate:50", 10, 20)
+    assert model.bdp_packets(50, 20) == pytest.approx(model.bdp_packets(100, 10))
+    # Figs 2-5 do not change: their runs are the paper's rate's.
+    paper = Bbr().matrix(quick=False)
+    same = [s.run_id() for s in specs if study_of(s) in (STARTUP, STEP)]
+    assert same == [s.run_id() for s in paper if study_of(s) in (STARTUP, STEP)]
