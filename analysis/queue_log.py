@@ -7,6 +7,8 @@ base timestamp, ECN fields as codepoints (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE):
     - ARRIVAL BACKLOG SIZE ECN_IN ECN_OUT DEPARTURE RELEASE SENT   a packet sent on
     d ARRIVAL BACKLOG SIZE ECN_IN                                   dropped at enqueue
     D ARRIVAL BACKLOG SIZE ECN_IN DROPPED                           dropped at dequeue (CoDel)
+    l ARRIVAL BACKLOG SIZE ECN_IN ECN_OUT DEPARTURE                 left the queue, then lost
+                                                                    to random loss
 
 BACKLOG is the number of packets waiting when the packet arrived (the arriving one and one in
 transit not counted), so the queue's length is known at every arrival, not sampled. Lines are
@@ -16,12 +18,14 @@ arrival. A packet belongs to a window [start_s, end_s) by its arrival time.
 What this gives: the per-packet queue-length series and its statistics, marks and drops, the
 queue's length at any chosen times (as `tc` polling would have read it), and the gaps between
 real departures while the queue was backlogged, for the fidelity check against an ideal link.
+A packet lost to random loss after the queue (`l`) was in the queue like any other: it counts
+in the queue's length, and it is nobody's neighbour in the gaps (it was never sent).
 """
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +34,7 @@ log = logging.getLogger(__name__)
 
 NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3
 FULL_SIZE = 1504  # a full-size packet on the emulator's basis: IP length 1500 + 4
-_FIELDS = {"-": 8, "d": 4, "D": 5}
+_FIELDS = {"-": 8, "d": 4, "D": 5, "l": 6}
 _HEADER_FIELD = re.compile(r"#\s*([A-Za-z][A-Za-z0-9 _.-]*?)\s*:\s*(.*)")
 _FIXED_RATE = re.compile(r"fixed\s+([0-9.eE+-]+)\s+Mbit/s")
 
@@ -63,6 +67,11 @@ class QueueLog:
     drop_ecn: np.ndarray
     drop_at_dequeue: np.ndarray  # bool: CoDel's, at dequeue
     drop_time_us: np.ndarray     # when dropped (= arrival for drops at enqueue)
+    # Lost to random loss after the queue (they left it at lost_departure_us), by arrival.
+    lost_arrival_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lost_backlog: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lost_size: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lost_departure_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def marked(self) -> np.ndarray:
@@ -101,6 +110,14 @@ class DepartureGaps:
             return float("nan")
         return float(np.mean(np.abs(self.actual_us - ideal_us) <= tolerance * ideal_us))
 
+    def fraction_within_schedule(self, tolerance: float = 0.10) -> float:
+        """The share of real gaps within ±tolerance of the gap their schedule asked for (a
+        rate that steps, or a trace's, as well as a fixed one); NaN with no gaps."""
+        if self.actual_us.size == 0:
+            return float("nan")
+        scheduled = self.scheduled_us.astype(np.float64)
+        return float(np.mean(np.abs(self.actual_us - scheduled) <= tolerance * scheduled))
+
 
 def ideal_gap_us(rate_mbps: float, size_bytes: int = FULL_SIZE) -> float:
     """The time to serialize `size_bytes` at `rate_mbps`, as the emulator counts bytes (IP
@@ -134,7 +151,8 @@ def parse_queue_log_text(text: str, source: str = "<queue log>") -> QueueLog:
         fields = line[2:].split(" ")
         if kind not in _FIELDS or line[1:2] != " " or len(fields) != _FIELDS[kind]:
             raise QueueLogError(f"{source}:{lineno}: {line[:60]!r} is not a queue-log line "
-                                "('- A B S E E D R T', 'd A B S E' or 'D A B S E T')")
+                                "('- A B S E E D R T', 'd A B S E', 'D A B S E T' or "
+                                "'l A B S E E D')")
         rows[kind].append(line[2:])
         linenos[kind].append(lineno)
     if "base timestamp" not in header or not header["base timestamp"].isdigit():
@@ -142,6 +160,8 @@ def parse_queue_log_text(text: str, source: str = "<queue log>") -> QueueLog:
     sent = _table(rows["-"], linenos["-"], 8, source)
     refused = _table(rows["d"], linenos["d"], 4, source)
     dequeued = _table(rows["D"], linenos["D"], 5, source)
+    lost = _table(rows["l"], linenos["l"], 6, source)
+    lost = lost[np.argsort(lost[:, 0], kind="stable")]
     order = np.argsort(sent[:, 0], kind="stable")
     sent = sent[order]
     drops = np.concatenate([
@@ -154,7 +174,9 @@ def parse_queue_log_text(text: str, source: str = "<queue log>") -> QueueLog:
         arrival_us=sent[:, 0], backlog=sent[:, 1], size=sent[:, 2], ecn_in=sent[:, 3],
         ecn_out=sent[:, 4], departure_us=sent[:, 5], release_us=sent[:, 6], sent_us=sent[:, 7],
         drop_arrival_us=drops[:, 0], drop_backlog=drops[:, 1], drop_size=drops[:, 2],
-        drop_ecn=drops[:, 3], drop_time_us=drops[:, 4], drop_at_dequeue=drops[:, 5] == 1)
+        drop_ecn=drops[:, 3], drop_time_us=drops[:, 4], drop_at_dequeue=drops[:, 5] == 1,
+        lost_arrival_us=lost[:, 0], lost_backlog=lost[:, 1], lost_size=lost[:, 2],
+        lost_departure_us=lost[:, 5])
 
 
 def _table(rows: list[str], linenos: list[int], width: int, source: str) -> np.ndarray:
@@ -168,7 +190,7 @@ def _table(rows: list[str], linenos: list[int], width: int, source: str) -> np.n
         raise QueueLogError(f"{source}:{linenos[bad]}: {rows[bad][:60]!r}: every field must "
                             "be a non-negative integer")
     table = np.array(words, dtype=np.int64).reshape(len(rows), width)
-    ecn = table[:, 3:5] if width == _FIELDS["-"] else table[:, 3:4]
+    ecn = table[:, 3:5] if width in (_FIELDS["-"], _FIELDS["l"]) else table[:, 3:4]
     wrong = np.nonzero(np.any(ecn > CE, axis=1))[0]
     if wrong.size:
         raise QueueLogError(f"{source}:{linenos[wrong[0]]}: an ECN field above 3 (CE)")
@@ -192,10 +214,10 @@ def _in_window(times_us: np.ndarray, start_s: float | None, end_s: float | None)
 
 def backlog_series(q: QueueLog, start_s: float | None = None,
                    end_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(arrival µs, backlog in packets) at every arrival in the window, drops included, in
-    arrival order: the queue's length as each packet found it."""
-    times = np.concatenate([q.arrival_us, q.drop_arrival_us])
-    backlog = np.concatenate([q.backlog, q.drop_backlog])
+    """(arrival µs, backlog in packets) at every arrival in the window, drops and random
+    losses included, in arrival order: the queue's length as each packet found it."""
+    times = np.concatenate([q.arrival_us, q.drop_arrival_us, q.lost_arrival_us])
+    backlog = np.concatenate([q.backlog, q.drop_backlog, q.lost_backlog])
     order = np.argsort(times, kind="stable")
     times, backlog = times[order], backlog[order]
     keep = _in_window(times, start_s, end_s)
@@ -207,9 +229,10 @@ def backlog_at(q: QueueLog, times_us: np.ndarray) -> np.ndarray:
     arrived (at or before t) and not yet departed (scheduled departure after t), as a `tc`
     poll would read it. This counts the head packet until its departure, as BACKLOG does for
     full-size packets. Packets still queued when the log ended have no line and are missing,
-    so the last milliseconds of a log read low."""
-    arrivals = np.sort(q.arrival_us)
-    departures = np.sort(q.departure_us)
+    so the last milliseconds of a log read low. Packets lost after the queue count until
+    their departure, as they were in it."""
+    arrivals = np.sort(np.concatenate([q.arrival_us, q.lost_arrival_us]))
+    departures = np.sort(np.concatenate([q.departure_us, q.lost_departure_us]))
     times_us = np.asarray(times_us)
     return (np.searchsorted(arrivals, times_us, side="right")
             - np.searchsorted(departures, times_us, side="right"))
@@ -265,6 +288,25 @@ def departure_gaps(q: QueueLog, start_s: float | None = None, end_s: float | Non
     if size is not None:
         follows &= sizes == size
     follows &= _in_window(q.arrival_us[order], start_s, end_s)
+    if q.lost_departure_us.size:
+        # A packet lost between two sent ones took an opportunity: their gap is no one's.
+        lost = np.sort(q.lost_departure_us)
+        between = (np.searchsorted(lost, departure, side="right")
+                   - np.searchsorted(lost, np.concatenate([[0], departure[:-1]]), side="left"))
+        follows &= between == 0
     idx = np.nonzero(follows)[0]
     return DepartureGaps(actual_us=left_queue[idx] - left_queue[idx - 1],
                          scheduled_us=departure[idx] - departure[idx - 1])
+
+
+def fidelity_metrics(q: QueueLog, start_s: float | None = None,
+                     end_s: float | None = None) -> dict[str, float | int | None]:
+    """How faithfully the link served over the window, from its own record: the gaps between
+    backlogged full-size departures against their schedule (`gaps_within_10pct_of_schedule`,
+    None without gaps), the queue's drops and the packets random loss took."""
+    gaps = departure_gaps(q, start_s, end_s)
+    lost = int(np.count_nonzero(_in_window(q.lost_arrival_us, start_s, end_s)))
+    return {"gaps_backlogged": int(gaps.actual_us.size),
+            "gaps_within_10pct_of_schedule": (gaps.fraction_within_schedule()
+                                              if gaps.actual_us.size else None),
+            "queue_drops": drop_count(q, start_s, end_s), "random_losses": lost}

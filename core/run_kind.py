@@ -37,6 +37,8 @@ from core.runspec import RunSpec
 from core.traces import TraceSet
 
 TOPOLOGY_OPTION = "topology"
+# More slots than any pool has: a run asking for it takes the whole pool and goes alone.
+WHOLE_POOL = 1 << 16
 
 
 class UnknownRunKind(UsageError):

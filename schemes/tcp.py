@@ -7,7 +7,10 @@ With a `TcpProbeSetup`, the kernel's tcp:tcp_probe samples of the sender's data
 socket are recorded as tcp-probe.csv (kernel/tcp_probe_recorder.py); when
 they cannot be, the run goes on and its verification facts say why. The same
 recording keeps how late each end host's kernel processed what arrived
-(kernel/stack_delay.py: `tcp_probe.stack_delay` in the facts).
+(kernel/stack_delay.py: `tcp_probe.stack_delay` in the facts). With `sample_ms`, the
+sender's sockets to the receiver are also sampled every that many ms into
+socket-samples.csv (kernel/socket_samples.py: tcp_info and, for BBR, its own state), from
+before the connection opens to the end.
 """
 from __future__ import annotations
 
@@ -27,7 +30,9 @@ from core.settings import Setting
 from core.worker_resources import CC
 from kernel.congestion_control import CcResolution, CcUnavailable, CongestionControlResolver
 from kernel.dctcp import DctcpRun, is_dctcp
+from kernel import socket_samples
 from kernel.recovery import RECOVERIES, RECOVERY_BASES, RecoveryRequest, provide_recovery
+from kernel.socket_samples import SocketSampler
 from kernel.tcp_probe_recorder import ProbeUnavailable, TcpProbeRecorder, TcpProbeSetup
 from schemes.base import ManagedProcess, Scheme, SchemeUnavailable
 from schemes.table import SchemeEntry, SchemeParameterError
@@ -54,8 +59,12 @@ class TcpScheme(Scheme):
                  probe: TcpProbeSetup | None = None,
                  recovery: RecoveryRequest | None = None, both_directions: bool = False,
                  name: str | None = None, port: int = IPERF_PORT,
-                 client_port: int | None = None) -> None:
+                 client_port: int | None = None, sample_ms: int | None = None) -> None:
         self.name = name or cc
+        # Every sample_ms, the kernel's record of the sender's sockets (None: not sampled).
+        self.sample_ms = sample_ms
+        self.sampler: SocketSampler | None = None
+        self.sampler_facts: dict[str, Any] = {"status": "not requested"}
         self.cc = cc
         # The iperf3 server's port, and (without tcp_probe, which reserves one) the data
         # connection's own: flows side by side to one receiver each have their own.
@@ -130,6 +139,10 @@ class TcpScheme(Scheme):
         args += self._start_probe(ends)
         if self.recorder is None and self.client_port is not None:
             args += ["--cport", str(self.client_port)]
+        if self.sample_ms is not None:  # before the client: the samples see it connect
+            self.sampler = SocketSampler(ends.sender, ends.receiver_ip, ends.out_dir,
+                                         self.sample_ms, duration_s, ends.on_process)
+            self.sampler.start()
         self.client = ManagedProcess(ends.sender, args, ends.out_dir, "iperf3-client",
                                      ends.on_process)
         if self.dctcp is not None:
@@ -230,6 +243,9 @@ class TcpScheme(Scheme):
         for proc in (self.client, self.server):
             if proc is not None:
                 proc.stop()
+        if self.sampler is not None:
+            self.sampler_facts = self.sampler.stop()
+            self.sampler = None
         if self.dctcp is not None:
             self.dctcp.stop()
         if self.recorder is not None:
@@ -261,6 +277,7 @@ class TcpScheme(Scheme):
                  "cc_source_sha256": self.resolution.source_sha256,
                  "iperf3_bits_per_second": report.get("end", {}).get("sum_received", {})
                  .get("bits_per_second"), "tcp_probe": self.probe_facts,
+                 "socket_samples": self.sampler_facts, "data_port": self.data_port(),
                  "iperf3_end": "stopped at the end of the span" if stopped_by_us else "finished"}
         if dctcp is not None:
             facts["dctcp"] = dctcp
@@ -385,7 +402,8 @@ def _build(entry: SchemeEntry, spec: "RunSpec", paths: "ProjectPaths") -> TcpSch
     return TcpScheme(entry.name, CongestionControlResolver.for_project(paths),
                      impl=entry.value(spec, "cc_impl"),
                      probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
-                     recovery=_recovery_request(spec), both_directions=both_directions(spec))
+                     recovery=_recovery_request(spec), both_directions=both_directions(spec),
+                     sample_ms=spec.option(socket_samples.OPTION))
 
 
 def _recovery_request(spec: "RunSpec") -> RecoveryRequest | None:

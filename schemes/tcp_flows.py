@@ -15,7 +15,8 @@ sender near the flows' end: each connection's own record of how long the receive
 or its send buffer limited it (`rwnd_limited`, `sndbuf_limited`).
 
 The flows start one after the other as fast as they can, or each at its own offset from the
-first start (`start_offsets_s`).
+first start (`start_offsets_s`). With `sample_ms`, each flow's sender samples its sockets to
+the receiver into its folder (kernel/socket_samples.py).
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ class TcpFlows(Scheme):
 
     def __init__(self, cc: str, flows: int, resolver: CongestionControlResolver,
                  impl: str = "auto", probe: TcpProbeSetup | None = None,
-                 start_offsets_s: Sequence[float] | None = None) -> None:
+                 start_offsets_s: Sequence[float] | None = None,
+                 sample_ms: int | None = None) -> None:
         if flows < 1:
             raise ValueError(f"flows: {flows} (at least 1)")
         if start_offsets_s is not None and len(start_offsets_s) != flows:
@@ -75,7 +77,8 @@ class TcpFlows(Scheme):
         self.resolution: CcResolution | None = None
         self.flows = [TcpScheme(cc, resolver, impl=impl, probe=probe if i == 1 else None,
                                 port=FIRST_PORT + i - 1,
-                                client_port=None if i == 1 and probe else CLIENT_PORT + i - 1)
+                                client_port=None if i == 1 and probe else CLIENT_PORT + i - 1,
+                                sample_ms=sample_ms)
                       for i in range(1, flows + 1)]
         self.started_s: list[float] = []  # CLOCK_MONOTONIC, each client's start
         self._ends: FlowEndpoints | None = None

@@ -12,8 +12,10 @@ With traces (the trace clock starts on start(), with the experiment):
     ...
     link.start()   # the trace clock starts here
 
-(or data=LinkSide(rate_mbps=12), ack=LinkSide(...) for fixed rates.) A keyword the
-link would otherwise ignore (loss=, jitter=, use_htb=, ...) raises TraceLinkOptionError.
+(or data=LinkSide(rate_mbps=12), ack=LinkSide(...) for fixed rates, rate_steps= in a
+LinkSide for a fixed rate that changes at given times; data_loss=0.01 for random loss after
+the data direction's queue.) A keyword the link would otherwise ignore (loss=, jitter=,
+use_htb=, ...) raises TraceLinkOptionError.
 
 Under the hood the link is two veth pairs through a hidden namespace node that
 runs `netrepro-link`, bridging its two interfaces. The data direction (sender to
@@ -43,8 +45,9 @@ from kernel.offloads import disable_offloads
 from topologies import queue_log as queue_log_files
 from topologies.link_side import LinkSide
 from topologies.network_start import GuardedNode, NetworkStartError, entering_hint
-from topologies.trace_link_options import (TraceLinkOptionError, check_peer_delays,
-                                           peer_delay_args)
+from topologies.trace_link_options import (TraceLinkOptionError, check_loss,
+                                           check_loss_seed, check_peer_delays,
+                                           check_rate_steps, loss_args, peer_delay_args)
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +93,8 @@ INTF_WORDS = frozenset({"ip", "mac", "ifconfig", "up"})
 TC_WORDS = frozenset({"bw", "delay", "max_queue_size"})
 # TCLink words we cannot honour, and why (a silent ignore would be a wrong experiment).
 REFUSED_WORDS = {
-    "loss": "random loss is not emulated (use a trace, a queue limit or a drop plan)",
+    "loss": "TCLink's loss (a percentage, netem's, before the queue) is not taken: give "
+            "data_loss= / ack_loss= (fractions; after the queue, as mahimahi's mm-loss)",
     "jitter": "delay is fixed (jitter would reorder packets; use a trace for variable service)",
     "use_htb": "the rate is the emulator's own, not a tc qdisc",
     "use_hfsc": "the rate is the emulator's own, not a tc qdisc",
@@ -152,7 +156,8 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         f"TraceLink does not support {', '.join(reasons)}{where}. It takes Mininet's "
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
-        "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=")
+        "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=, data_loss=/ack_loss=, "
+        "loss_seed=")
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,9 @@ class TraceLink(Link):
     destination in the ack one; others get the direction's delay), queue=/ack_queue=
     (queue specs), once=, span_ms=, log_dir=,
     queue_log= (True: a per-packet queue log per direction, data-queue.log and
-    ack-queue.log in log_dir), emulator=, on_process=, autostart=.
+    ack-queue.log in log_dir), data_loss=/ack_loss= (random loss after the direction's
+    queue, a probability in [0, 1); the queue log is then always kept, and the lost packets
+    are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=.
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -224,10 +231,14 @@ class TraceLink(Link):
                  data_delays_ms: Mapping[str, int] | None = None,
                  ack_delays_ms: Mapping[str, int] | None = None, queue: str | None = None,
                  ack_queue: str | None = None, once: bool = False, span_ms: int | None = None,
-                 queue_log: bool = False,
+                 queue_log: bool = False, data_loss: float | None = None,
+                 ack_loss: float | None = None, loss_seed: int = 1,
                  on_process: Callable[[int, str], None] | None = None,
                  autostart: bool | None = None, **unknown: Any) -> None:
         refuse_unknown(unknown)
+        self.data_loss = check_loss("data_loss", data_loss)
+        self.ack_loss = check_loss("ack_loss", ack_loss)
+        self.loss_seed = check_loss_seed(loss_seed)
         self.data_delays_ms = check_peer_delays("data_delays_ms", data_delays_ms)
         self.ack_delays_ms = check_peer_delays("ack_delays_ms", ack_delays_ms)
         outer1, dir1 = _split_params(params1, "params1")
@@ -258,7 +269,14 @@ class TraceLink(Link):
             Path(tempfile.mkdtemp(prefix="netrepro-link-"))
         self.once = once
         self.span_ms = span_ms  # no service later than this after the start
-        self.queue_log = queue_log
+        for name, side in (("data", self.data), ("ack", self.ack)):
+            check_rate_steps(name, side.rate_steps, span_ms)
+            if side.rate_steps and side.trace is not None:
+                raise TraceLinkOptionError(f"TraceLink: the {name} direction's rate steps "
+                                           "change a fixed rate, not a trace")
+        # Random loss is logged in the queue log (its `l` lines): asking for loss keeps it.
+        self.queue_log = queue_log or self.data_loss is not None or self.ack_loss is not None
+        self.offloads_off: list[str] = []  # every interface of the path, once started
         self.realtime = max(self.data.mean_rate_mbps(),
                             self.ack.mean_rate_mbps()) <= REALTIME_MAX_RATE_MBPS
         self._on_process = on_process or (lambda pid, marker: None)
@@ -343,6 +361,7 @@ class TraceLink(Link):
         args += ["--a2b-delay-ms", str(self.data_delay_ms),
                  "--b2a-delay-ms", str(self.ack_delay_ms)]
         args += peer_delay_args(self.data_delays_ms, self.ack_delays_ms)
+        args += loss_args(self.data_loss, self.ack_loss, self.loss_seed)
         args += ["--a2b-order", "queue-delay", "--b2a-order", "delay-queue",
                  "--a2b-queue", self.queue, "--b2a-queue", self.ack_queue,
                  "--a2b-log", str(self.data_log), "--b2a-log", str(self.ack_log),
@@ -370,6 +389,7 @@ class TraceLink(Link):
             raise EmulatorFailed("the link was stopped; it cannot start again")
         for intf in (self.intf1, self.left.intf2, self.right.intf1, self.intf2):
             disable_offloads(intf.node, intf.name)
+            self.offloads_off.append(intf.name)
         for intf in (self.left.intf2, self.right.intf1):
             self.middle.cmd("ip", "link", "set", intf.name, "up")
         self.log_dir.mkdir(parents=True, exist_ok=True)

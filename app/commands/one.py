@@ -12,6 +12,14 @@ from app.validation import DELAY_MS, DURATION
 from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths
 from core.runspec import RunSpec, make_params
+from core.settings import Setting
+from kernel import socket_samples
+from topologies import link_conditions
+
+SOCKET_SAMPLE_MS = Setting(socket_samples.OPTION, int, "sample the TCP sender's sockets (tcp_info, "
+                           "BBR's state) every N ms into socket-samples.csv",
+                           minimum=socket_samples.MIN_INTERVAL_MS,
+                           maximum=socket_samples.MAX_INTERVAL_MS)
 
 NAME = "one"
 
@@ -33,6 +41,9 @@ def add_parser(sub: Any) -> None:
     one.add_argument("--queue", default="infinite",
                      help="infinite | droptail:packets=N | droptail:bytes=N | "
                           "codel[:target=MS,interval=MS] | ecn:k=K,packets=N")
+    for setting in (*link_conditions.SETTINGS, SOCKET_SAMPLE_MS):
+        one.add_argument(setting.flag, dest=setting.name, type=setting.argtype(),
+                         help=f"{setting.help} ({setting.accepted()})")
     span = one.add_mutually_exclusive_group(required=True)
     span.add_argument("--duration", type=DURATION.argtype(), help="seconds (the trace loops)")
     span.add_argument("--once", action="store_true", help="the whole data trace once")
@@ -52,7 +63,9 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
                    duration_s=None if args.once else args.duration,
                    params=scheme_params(args, args.scheme),
                    options=make_params(directions="both" if args.both_directions else None,
-                                       warmup_s=args.warmup_s, offset_s=args.offset_s))
+                                       warmup_s=args.warmup_s, offset_s=args.offset_s,
+                                       **{s.name: getattr(args, s.name) for s in
+                                          (*link_conditions.SETTINGS, SOCKET_SAMPLE_MS)}))
     # Refused before anything is built: ranges, the scheme and its parameters, the queue,
     # the traces or fixed rates and the span.
     check_spec(spec)

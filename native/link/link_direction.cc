@@ -22,6 +22,18 @@ LinkDirection::LinkDirection(TraceQueue queue, DelayLine delay, StageOrder order
 LinkDirection::LinkDirection(TraceQueue queue, DelayStage delay, StageOrder order)
     : queue_(std::move(queue)), delay_(std::move(delay)), order_(order) {}
 
+void LinkDirection::set_loss(RandomLoss loss, LossObserver* observer) {
+  loss_ = std::move(loss);
+  loss_observer_ = observer;
+}
+
+bool LinkDirection::lost(const Departure& d) {
+  if (!loss_.lose()) return false;
+  loss_.count(d.packet.size);
+  if (loss_observer_ != nullptr) loss_observer_->lost(d.packet);
+  return true;
+}
+
 void LinkDirection::drain_delay(uint64_t now_us, std::vector<Release>& ready) {
   while (delay_.next_release_us() <= now_us) ready.push_back(delay_.pop());
 }
@@ -34,7 +46,9 @@ void LinkDirection::arrive(Packet packet, uint64_t now_us, std::vector<Release>&
     departures_.clear();
     time_us_ = now_us;
     queue_.enqueue(std::move(packet), now_us, departures_);
-    for (Departure& d : departures_) delay_.push(std::move(d.packet), d.departure_us);
+    for (Departure& d : departures_) {
+      if (!lost(d)) delay_.push(std::move(d.packet), d.departure_us);
+    }
     drain_delay(now_us, ready);
   } else {
     // Everything due before this arrival enters the queue first, in time order.
@@ -50,7 +64,9 @@ void LinkDirection::advance(uint64_t now_us, std::vector<Release>& ready) {
   departures_.clear();
   if (order_ == StageOrder::QueueThenDelay) {
     queue_.advance(now_us, departures_);
-    for (Departure& d : departures_) delay_.push(std::move(d.packet), d.departure_us);
+    for (Departure& d : departures_) {
+      if (!lost(d)) delay_.push(std::move(d.packet), d.departure_us);
+    }
     drain_delay(now_us, ready);
     return;
   }
@@ -61,7 +77,9 @@ void LinkDirection::advance(uint64_t now_us, std::vector<Release>& ready) {
     queue_.enqueue(std::move(r.packet), r.release_us, departures_);
   }
   queue_.advance(now_us, departures_);
-  for (Departure& d : departures_) ready.push_back(Release{std::move(d.packet), d.departure_us});
+  for (Departure& d : departures_) {
+    if (!lost(d)) ready.push_back(Release{std::move(d.packet), d.departure_us});
+  }
 }
 
 uint64_t LinkDirection::next_event_us() const {

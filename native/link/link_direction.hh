@@ -1,7 +1,8 @@
 // One direction of the link: a trace queue and a fixed delay, in either order.
 // queue-delay: arrival -> queue -> delay -> out (mm-link then mm-delay, the data path);
 // delay-queue: arrival -> delay -> queue -> out (the ack path of `mm-delay D mm-link DATA ACK`).
-// Clock-free: the caller passes times in microseconds.
+// Random loss, when set, takes packets as they leave the queue (in either order), as mm-loss
+// outside mm-link does. Clock-free: the caller passes times in microseconds.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "delay_line.hh"
 #include "delay_stage.hh"
+#include "random_loss.hh"
 #include "trace_queue.hh"
 
 namespace netrepro {
@@ -26,6 +28,10 @@ class LinkDirection {
   // A delay stage with a delay per far host (see DelayStage).
   LinkDirection(TraceQueue queue, DelayStage delay, StageOrder order);
 
+  // Packets leaving the queue are lost at random from now on; each lost one is told to
+  // `observer` (may be null; it must outlive the direction).
+  void set_loss(RandomLoss loss, LossObserver* observer);
+
   // A packet (with its size set) enters the direction at now_us (raised to the latest time
   // already processed, if earlier). Packets due by then are appended to `ready` with their
   // scheduled release time.
@@ -40,13 +46,18 @@ class LinkDirection {
   const TraceQueue& queue() const { return queue_; }
   const DelayStage& delay() const { return delay_; }
   StageOrder order() const { return order_; }
+  const RandomLoss& loss() const { return loss_; }
 
  private:
   void drain_delay(uint64_t now_us, std::vector<Release>& ready);
+  // Whether random loss takes this packet as it leaves the queue (counted and told if so).
+  bool lost(const Departure& d);
 
   TraceQueue queue_;
   DelayStage delay_;
   StageOrder order_;
+  RandomLoss loss_;
+  LossObserver* loss_observer_ = nullptr;
   std::vector<Departure> departures_;  // scratch, reused to avoid allocations
   uint64_t time_us_ = 0;
 };

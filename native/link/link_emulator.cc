@@ -55,8 +55,19 @@ std::string format_rate(double mbps) {
   return text;
 }
 
+// A fixed-rate direction's highest rate (its rate steps' included); nothing for a trace.
+std::optional<double> highest_rate_mbps(const DirectionPlan& p) {
+  if (!p.options.rate_mbps) return std::nullopt;
+  return std::max(*p.options.rate_mbps, p.options.rate_steps.max_rate_mbps().value_or(0.0));
+}
+
 bool logs_opportunities(const DirectionPlan& p) {
-  return !p.options.rate_mbps.has_value() || *p.options.rate_mbps <= kMaxLoggedOpportunityRateMbps;
+  const std::optional<double> rate = highest_rate_mbps(p);
+  return !rate.has_value() || *rate <= kMaxLoggedOpportunityRateMbps;
+}
+
+RandomLoss::Stream loss_stream(const DirectionPlan& p) {
+  return p.name == "a2b" ? RandomLoss::Stream::A2B : RandomLoss::Stream::B2A;
 }
 
 // Size on mahimahi's basis (IP length + 4) for IPv4 frames; 0 for anything else.
@@ -72,6 +83,32 @@ uint32_t ipv4_size(const char* frame, uint32_t length) {
     if (total >= 20 && total <= length - 14) return total + 4;
   }
   return mahimahi_size(length);
+}
+
+// What a direction adds to the stats with random loss or rate steps (nothing without them).
+void add_conditions(JsonObject& j, const DirectionPlan& p, const RandomLoss& loss) {
+  if (p.options.loss_given) {
+    j.add("loss", JsonObject()
+                      .add("probability", loss.probability())
+                      .add("seed", loss.seed())
+                      .add("stream", p.name)
+                      .add("where", "after the queue")
+                      .add("draws", loss.draws())
+                      .add("lost", loss.lost())
+                      .add("lost_bytes", loss.lost_bytes()));
+  }
+  if (!p.options.rate_steps.empty()) {
+    std::vector<uint64_t> at;
+    std::vector<double> rates;
+    for (const RateStep& s : p.options.rate_steps.steps()) {
+      at.push_back(s.at_ms);
+      rates.push_back(s.rate_mbps);
+    }
+    j.add("rate_steps", JsonObject()
+                            .add("initial_rate_mbps", *p.options.rate_mbps)
+                            .add_array("at_ms", at)
+                            .add_array("rate_mbps", rates));
+  }
 }
 
 JsonObject direction_json(const TraceQueue& q, const DelayStage& delay,
@@ -173,13 +210,18 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
   const DirectionPlan& p = d.plan;
   OpportunitySchedule schedule =
       p.trace ? OpportunitySchedule::from_trace(p.trace->timestamps_ms(), options_.once, base_ms)
-              : OpportunitySchedule::fixed_rate(*p.options.rate_mbps, base_ms * 1000);
+              : OpportunitySchedule::fixed_rate(*p.options.rate_mbps, base_ms * 1000,
+                                                p.options.rate_steps.steps());
   if (options_.span_ms) schedule.end_at((base_ms + *options_.span_ms) * 1000);
   const bool every = logs_opportunities(p);
   TraceQueue queue(std::move(schedule), p.queue, d.log.get(), every);
   queue.observe_drops(d.queue_log.get());
   d.link = std::make_unique<LinkDirection>(
       std::move(queue), DelayStage(p.options.delay_ms * 1000, p.options.peer_delays), p.order);
+  if (p.options.loss_given) {
+    d.link->set_loss(RandomLoss(p.options.loss, options_.loss_seed, loss_stream(p)),
+                     d.queue_log.get());
+  }
   // Frames queued in the socket before the start count as arriving at the start.
   d.link->advance(base_ms * 1000, d.ready);
   const std::string from = d.in->iface(), to = d.out->iface();
@@ -196,6 +238,16 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
                                          " ms (no opportunity after base + span)"
                                    : std::string("unlimited")),
   };
+  // Only with the flags, so a log without them stays byte for byte as before.
+  if (!p.options.rate_steps.empty()) {
+    header.push_back("rate steps: " + p.options.rate_steps.describe() + " (after the start)");
+  }
+  if (p.options.loss_given) {
+    header.push_back("loss: " + JsonObject::number(p.options.loss) +
+                     " per packet after the queue (Bernoulli), seed " +
+                     std::to_string(options_.loss_seed) + ", stream " + p.name +
+                     " (lost packets depart the queue here; the queue log marks them l)");
+  }
   const PeerDelays& peers = p.options.peer_delays;
   if (!peers.empty()) {
     // Only with the flag, so a log without it stays byte for byte as before.
@@ -215,7 +267,7 @@ void LinkEmulator::start(Direction& d, uint64_t base_ms) {
     for (const std::string& line : header) {
       if (line != header[0] && line.rfind("opportunities:", 0) != 0) queue_header.push_back(line);
     }
-    d.queue_log->start(queue_header, base_ms * 1000);
+    d.queue_log->start(queue_header, base_ms * 1000, p.options.loss_given);
   }
 }
 
@@ -339,6 +391,7 @@ void LinkEmulator::write_stats(bool final_write) {
     JsonObject dj = direction_json(d->link->queue(), d->link->delay(), *d->lateness,
                                    d->in->kernel_drops(), d->non_ip_forwarded, d->sent,
                                    d->out->send_errors(), d->in->truncated());
+    add_conditions(dj, d->plan, d->link->loss());
     if (d->plan.queue.unread_when_full()) {
       const uint64_t open = d->unread ? monotonic_us() - d->unread_since_us : 0;
       dj.add("unread_while_full", JsonObject()
@@ -354,8 +407,9 @@ uint64_t LinkEmulator::min_wake_interval_us() const {
   if (scheduling_.rfind("SCHED_FIFO", 0) != 0) return kMinWakeIntervalUs;
   uint64_t interval = kMinWakeIntervalUs;
   for (const Direction* d : {&a2b_, &b2a_}) {
-    if (d->plan.trace || !d->plan.options.rate_mbps) continue;
-    const double opportunity_us = 12032.0 / *d->plan.options.rate_mbps;  // 1504 bytes
+    const std::optional<double> rate = highest_rate_mbps(d->plan);
+    if (d->plan.trace || !rate) continue;
+    const double opportunity_us = 12032.0 / *rate;  // 1504 bytes
     const auto tenth = static_cast<uint64_t>(opportunity_us / 10.0);
     interval = std::min(interval, std::max(kMinWakeIntervalFloorUs, tenth));
   }

@@ -20,20 +20,49 @@ OpportunitySchedule OpportunitySchedule::from_trace(std::vector<uint64_t> trace_
   return s;
 }
 
-OpportunitySchedule OpportunitySchedule::fixed_rate(double rate_mbps, uint64_t base_us) {
+namespace {
+
+uint64_t nano_mbps(double rate_mbps) {
   if (!(rate_mbps > 0) || !std::isfinite(rate_mbps)) {
     throw std::invalid_argument("OpportunitySchedule: rate must be a positive number of Mbit/s");
   }
+  const auto nano = static_cast<uint64_t>(std::llround(rate_mbps * 1e9));
+  if (nano == 0) throw std::invalid_argument("OpportunitySchedule: rate below 1e-9 Mbit/s");
+  return nano;
+}
+
+}  // namespace
+
+OpportunitySchedule OpportunitySchedule::fixed_rate(double rate_mbps, uint64_t base_us) {
+  return fixed_rate(rate_mbps, base_us, {});
+}
+
+OpportunitySchedule OpportunitySchedule::fixed_rate(double rate_mbps, uint64_t base_us,
+                                                    const std::vector<RateStep>& steps) {
   OpportunitySchedule s;
   s.fixed_ = true;
-  s.rate_nano_mbps_ = static_cast<uint64_t>(std::llround(rate_mbps * 1e9));
-  if (s.rate_nano_mbps_ == 0) {
-    throw std::invalid_argument("OpportunitySchedule: rate below 1e-9 Mbit/s");
-  }
+  s.rate_nano_mbps_ = nano_mbps(rate_mbps);
   s.base_us_ = base_us;
   s.k_ = 1;
+  for (const RateStep& step : steps) {
+    const uint64_t at_us = base_us + step.at_ms * 1000;
+    if (!s.steps_.empty() && at_us <= s.steps_.back().first) {
+      throw std::invalid_argument("OpportunitySchedule: rate steps must come in time order");
+    }
+    s.steps_.emplace_back(at_us, nano_mbps(step.rate_mbps));
+  }
+  s.enter_due_stretches();
   s.next_us_ = s.compute_next();
   return s;
+}
+
+void OpportunitySchedule::enter_due_stretches() {
+  while (next_step_ < steps_.size() && compute_next() >= steps_[next_step_].first) {
+    base_us_ = steps_[next_step_].first;
+    rate_nano_mbps_ = steps_[next_step_].second;
+    k_ = 1;
+    ++next_step_;
+  }
 }
 
 void OpportunitySchedule::end_at(uint64_t end_us) {
@@ -60,6 +89,7 @@ void OpportunitySchedule::consume() {
   if (finished()) return;
   if (fixed_) {
     ++k_;
+    enter_due_stretches();
   } else if (++index_ == trace_ms_.size()) {
     index_ = 0;
     if (once_) {
@@ -74,8 +104,11 @@ void OpportunitySchedule::consume() {
 uint64_t OpportunitySchedule::skip_through(uint64_t now_us) {
   uint64_t count = 0;
   if (fixed_ && next_us_ <= now_us) {
-    // Jump close to now (or the end) arithmetically, then step so the boundary stays exact.
-    const unsigned __int128 elapsed = std::min(now_us, end_us_) - base_us_;
+    // Jump close to now (or the end, or the next rate step) arithmetically, then step so the
+    // boundaries stay exact.
+    uint64_t limit = std::min(now_us, end_us_);
+    if (next_step_ < steps_.size()) limit = std::min(limit, steps_[next_step_].first - 1);
+    const unsigned __int128 elapsed = limit > base_us_ ? limit - base_us_ : 0;
     const uint64_t target_k = static_cast<uint64_t>(
         elapsed * rate_nano_mbps_ / (static_cast<unsigned __int128>(kOpportunityBytes * 8) *
                                      1'000'000'000ULL));

@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
+
+#include "rate_steps.hh"
 
 namespace netrepro {
 
@@ -21,6 +24,12 @@ class OpportunitySchedule {
   // Opportunity k (k >= 1) happens at base_us + floor(k * 1504 * 8 / rate_mbps) us, with the
   // rate rounded to 1e-9 Mbit/s.
   static OpportunitySchedule fixed_rate(double rate_mbps, uint64_t base_us);
+  // A fixed rate that changes: `rate_mbps` from base_us, then each step's rate from
+  // base_us + its at_ms x 1000. Each stretch is a fixed-rate schedule of its own from its start
+  // (opportunity k at the start + floor(k * 1504 * 8 / rate) us); an opportunity of the old
+  // rate that would fall at or after the step is not served.
+  static OpportunitySchedule fixed_rate(double rate_mbps, uint64_t base_us,
+                                        const std::vector<RateStep>& steps);
 
   // No opportunity later than end_us (inclusive): service stops there, as at the end of a
   // `once` trace. Used to measure every scheme over exactly the same span.
@@ -37,6 +46,8 @@ class OpportunitySchedule {
  private:
   OpportunitySchedule() = default;
   uint64_t compute_next() const;
+  // Moves into the stretch of every step whose time the next opportunity has reached.
+  void enter_due_stretches();
   // compute_next(), or kNever past the end.
   uint64_t bounded_next() const;
 
@@ -51,6 +62,9 @@ class OpportunitySchedule {
   uint64_t rate_nano_mbps_ = 0;
   uint64_t base_us_ = 0;
   uint64_t k_ = 1;
+  // Rate steps still to come: (start us, rate in 1e-9 Mbit/s), and the next one's index.
+  std::vector<std::pair<uint64_t, uint64_t>> steps_;
+  size_t next_step_ = 0;
 
   uint64_t end_us_ = kNever;
   uint64_t next_us_ = kNever;

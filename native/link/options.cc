@@ -1,6 +1,9 @@
 #include "options.hh"
 
+#include <limits>
 #include <utility>
+
+#include "random_loss.hh"
 
 namespace netrepro {
 
@@ -16,6 +19,8 @@ const char* const kSynopsis =
     "  [--a2b-delay-by-src IP=MS[,IP=MS...]] [--b2a-delay-by-dst IP=MS[,IP=MS...]]\n"
     "  [--a2b-order queue-delay|delay-queue] [--b2a-order queue-delay|delay-queue]\n"
     "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
+    "  [--a2b-rate-steps MS:MBPS[,MS:MBPS...]] [--b2a-rate-steps MS:MBPS[,MS:MBPS...]]\n"
+    "  [--a2b-loss P=0] [--b2a-loss P=0] [--loss-seed N=1]\n"
     "  [--once] [--span-ms N] [--realtime]\n"
     "  --a2b-log FILE --b2a-log FILE\n"
     "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
@@ -35,7 +40,10 @@ const char* const kDescription =
     "--b2a-delay-ms (one FIFO per delay value: a shorter delay may overtake a longer one).\n"
     "--once: no service after the trace's first pass; --span-ms N: no service later than N ms\n"
     "after the start, in both directions (every scheme is then measured over the same span).\n"
-    "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n";
+    "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n"
+    "--a2b-rate-steps (with --a2b-rate-mbps): from MS ms after the start, the rate is MBPS.\n"
+    "--a2b-loss P: each packet leaving the queue is lost with probability P (0 <= P < 1),\n"
+    "drawn from a generator seeded by --loss-seed (each direction its own stream).\n";
 
 // Both directions' flags, declared the same way.
 void declare_direction(ArgParser& parser, const std::string& name, DirectionOptions& d) {
@@ -51,6 +59,14 @@ void declare_direction(ArgParser& parser, const std::string& name, DirectionOpti
                   throw UsageError(p + "order '" + v + "' must be queue-delay or delay-queue");
                 }
                 d.order = v;
+              })
+      .custom(p + "rate-steps", "MS:MBPS,...", "rate changes of a fixed-rate direction",
+              Need::Optional,
+              [&d](const std::string& v) { d.rate_steps = RateSteps::parse(v, kMaxRateMbps); })
+      .custom(p + "loss", "P", "random loss after the queue, 0 <= P < 1", Need::Optional,
+              [&d](const std::string& v) {
+                d.loss = RandomLoss::parse_probability(v);
+                d.loss_given = true;
               })
       .text(p + "queue", "SPEC", "the queue discipline (default infinite)", &d.queue)
       .text(p + "log", "FILE", "mahimahi-format log", &d.log, Need::Required)
@@ -79,6 +95,8 @@ ArgParser parser_for(const std::string& program, Options& o) {
       .integer("--span-ms", "N", "no service later than N ms after the start", &o.span_ms, 1,
                kMaxMs)
       .flag("--realtime", "run the timing loop under SCHED_FIFO", &o.realtime)
+      .integer("--loss-seed", "N", "seed of the random loss (default 1)", &o.loss_seed, 0,
+               std::numeric_limits<uint64_t>::max())
       .text("--stats", "FILE", "JSON counters, rewritten every second", &o.stats,
             Need::Required)
       .text("--ready-file", "FILE", "written once the link serves", &o.ready_file);
@@ -105,6 +123,17 @@ Options Options::parse(const std::vector<std::string>& args, bool* help) {
                                 {"b2a", &o.b2a}}) {
     if (d->trace.has_value() == d->rate_mbps.has_value()) {
       throw UsageError("give exactly one of --" + name + "-trace and --" + name + "-rate-mbps");
+    }
+    if (!d->rate_steps.empty() && !d->rate_mbps.has_value()) {
+      throw UsageError("--" + name + "-rate-steps changes a fixed rate: give --" + name +
+                       "-rate-mbps with it, not a trace");
+    }
+    if (!d->rate_steps.empty() && o.span_ms.has_value()) {
+      try {
+        d->rate_steps.check_within(*o.span_ms);
+      } catch (const RateStepsError& e) {
+        throw UsageError("--" + name + "-rate-steps: " + e.what());
+      }
     }
   }
   return o;

@@ -8,12 +8,16 @@
 
 #include "arg_parser.hh"
 #include "peer_delays.hh"
+#include "rate_steps.hh"
 
 namespace netrepro {
 
 struct DirectionOptions {
   std::optional<std::string> trace;      // --X-trace FILE
   std::optional<double> rate_mbps;       // --X-rate-mbps R
+  RateSteps rate_steps;                  // --X-rate-steps MS:MBPS,... (with a fixed rate)
+  double loss = 0;                       // --X-loss P: random loss after the queue
+  bool loss_given = false;               // --X-loss was given (even as 0): stats record it
   uint64_t delay_ms = 0;                 // --X-delay-ms D
   PeerDelays peer_delays;                // --a2b-delay-by-src / --b2a-delay-by-dst IP=MS,...
   std::string order;                     // --X-order; default depends on the direction
@@ -28,6 +32,7 @@ struct Options {
   DirectionOptions a2b, b2a;
   bool once = false;
   std::optional<uint64_t> span_ms;  // --span-ms N: no service after N ms
+  uint64_t loss_seed = 1;           // --loss-seed N: seeds both directions' random loss
   bool realtime = false;            // --realtime: the timing loop runs under SCHED_FIFO
   std::string stats;
   std::string ready_file;

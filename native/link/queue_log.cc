@@ -4,7 +4,7 @@ namespace netrepro {
 
 QueueLog::QueueLog(const std::string& path) : out_(path, 4 << 20, true) {}
 
-void QueueLog::start(const std::vector<std::string>& header, uint64_t base_us) {
+void QueueLog::start(const std::vector<std::string>& header, uint64_t base_us, bool losses) {
   base_us_ = base_us;
   for (const std::string& line : header) {
     out_.append("# ");
@@ -18,6 +18,7 @@ void QueueLog::start(const std::vector<std::string>& header, uint64_t base_us) {
       "# format: - ARRIVAL BACKLOG SIZE ECN_IN ECN_OUT DEPARTURE RELEASE SENT\n"
       "# format: d ARRIVAL BACKLOG SIZE ECN_IN\n"
       "# format: D ARRIVAL BACKLOG SIZE ECN_IN DROPPED\n");
+  if (losses) out_.append("# format: l ARRIVAL BACKLOG SIZE ECN_IN ECN_OUT DEPARTURE\n");
 }
 
 void QueueLog::time(uint64_t us) {
@@ -56,6 +57,16 @@ void QueueLog::dropped(const Packet& packet, uint64_t time_us, bool at_dequeue) 
     out_.append_char(' ');
     time(time_us);
   }
+  out_.append_char('\n');
+}
+
+void QueueLog::lost(const Packet& packet) {
+  out_.append("l ");
+  arrival_fields(packet);
+  out_.append_char(' ');
+  out_.append_char(static_cast<char>('0' + static_cast<int>(packet.ecn_out)));
+  out_.append_char(' ');
+  time(packet.departure_us);
   out_.append_char('\n');
 }
 

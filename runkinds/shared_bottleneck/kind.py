@@ -23,13 +23,12 @@ from typing import Any
 
 from core.errors import UsageError
 from core.paths import ProjectPaths
-from core.run_kind import RunKind
+from core.run_kind import WHOLE_POOL, RunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from runkinds.shared_bottleneck.metrics import shared_bottleneck_metrics
 from runkinds.shared_bottleneck.options import (NAME, SETUP_PER_FLOW_S, SETUP_PER_HOST_S,
-                                                WHOLE_POOL, bottleneck_options, layout,
-                                                serve_margin_s)
+                                                bottleneck_options, layout, serve_margin_s)
 from schemes.registry import scheme_needs
 
 log = logging.getLogger(__name__)
@@ -51,7 +50,8 @@ class SharedBottleneckKind(RunKind):
     def planned_seconds(self, spec: RunSpec, traces: TraceSet) -> float:
         flows = int(spec.option("flows", 1))
         hosts = layout(dict(spec.options, flows=flows, rtt_ms=spec.option("rtt_ms", 0))).hosts
-        spread = float(spec.option("start_spread_s", 0.0) or 0.0)
+        spread = float(spec.option("start_spread_s", 0.0) or 0.0) + \
+            float(spec.option("start_interval_s", 0.0) or 0.0) * (flows - 1)
         return float(spec.duration_s or 0) + serve_margin_s(flows, spread) + \
             SETUP_PER_HOST_S * hosts + SETUP_PER_FLOW_S * flows
 

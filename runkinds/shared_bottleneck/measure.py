@@ -83,7 +83,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
     scheme = TcpFlows(spec.scheme, flows, CongestionControlResolver.for_project(paths),
                       impl=str(spec.param("cc_impl") or "auto"),
                       probe=TcpProbeSetup(paths.state_dir / "tcp-probe"),
-                      start_offsets_s=offsets)
+                      start_offsets_s=offsets, sample_ms=o.get("socket_sample_ms"))
     meta["scheme"] = scheme.describe()
     emulator = paths.native_binary("link", "netrepro-link")
     with ExitStack() as stack:

@@ -47,6 +47,7 @@ from analysis.queue_log import (QueueLog, backlog_at, backlog_series, departure_
                                 ideal_gap_us, parse_queue_log)
 from analysis.tcp_probe import read_probe
 from analysis.tcp_window_check import tcp_window_metrics
+from analysis.window_limits import window_limit_metrics
 from core.queue_spec import parse_queue
 from core.runspec import RunSpec
 from core.ss_output import detail_lines
@@ -59,9 +60,6 @@ BASIS_EXTRA = 4  # the emulator's size is IP length + 4
 FULL_BUFFER_SHARE = 0.95
 K_BAND = 5  # the spec's band around K: [K - 5, K + 5]
 SS_END_GLOB = "ss-end-*.txt"  # schemes/tcp_flows.py: each sender's `ss -tin` near the end
-# A flow limited by its windows (the receiver's, its send buffer) longer than this share of
-# its busy time did not load the path as a long flow should.
-WINDOW_LIMITED_MAX_PCT = 1.0
 _LIMITED = re.compile(r"\b(busy|rwnd_limited|sndbuf_limited):(\d+)ms")
 
 
@@ -238,28 +236,6 @@ def window_limits(run_dir: Path, client_ports: Sequence[int | None]
                     "sndbuf_pct": 100.0 * record.get("sndbuf_limited", 0) / busy,
                     "busy_ms": float(busy)})
     return out
-
-
-def window_limit_metrics(limits: Sequence[dict[str, float] | None]) -> dict[str, Any]:
-    known = [(i, lim) for i, lim in enumerate(limits, 1) if lim is not None]
-    if not known:
-        return {"window_limited_max_pct": None, "window_limited": None,
-                "window_limits_recorded": 0}
-    worst_i, worst = max(known, key=lambda p: max(p[1]["rwnd_pct"], p[1]["sndbuf_pct"]))
-    worst_pct = max(worst["rwnd_pct"], worst["sndbuf_pct"])
-    over = [i for i, lim in known
-            if max(lim["rwnd_pct"], lim["sndbuf_pct"]) > WINDOW_LIMITED_MAX_PCT]
-    which = "the receiver's window" if worst["rwnd_pct"] >= worst["sndbuf_pct"] \
-        else "its send buffer"
-    verdict = (f"{len(over)} of {len(limits)} flows window-limited: flow {worst_i} by "
-               f"{which} {worst_pct:.1f}% of its busy time (over "
-               f"{WINDOW_LIMITED_MAX_PCT:g}%)") if over else None
-    return {"window_limited_max_pct": worst_pct, "window_limited": verdict,
-            "window_limits_recorded": len(known),
-            "flow_rwnd_limited_pct": [None if lim is None else lim["rwnd_pct"]
-                                      for lim in limits],
-            "flow_sndbuf_limited_pct": [None if lim is None else lim["sndbuf_pct"]
-                                        for lim in limits]}
 
 
 def sender_counters(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,11 @@ Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2)
   sender host of its own and the path's rtt_ms;
 - `start_spread_s`: each flow starts at its own moment, drawn uniformly in [0, spread]
   from a generator seeded by `seed` (default 1) and the trial, and recorded; without it
-  the flows start one after the other as fast as they can.
+  the flows start one after the other as fast as they can;
+- `start_interval_s`: flow i starts (i - 1) x interval after the first, in order (staggered
+  starts, as a paper's figure of flows joining one by one; not with start_spread_s);
+- `socket_sample_ms`: each flow's sender samples its sockets every that many ms
+  (kernel/socket_samples.py: tcp_info and the congestion control's own state).
 """
 from __future__ import annotations
 
@@ -23,12 +27,14 @@ from typing import Any
 from core.errors import UsageError
 from core.queue_spec import QueueSpecError, parse_queue
 from core.runspec import RunSpec
+from kernel.socket_samples import check_interval
 from topologies.link_side import FIXED_RATE_PREFIX
 
 NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
-OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed")
+OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed", "start_interval_s",
+            "socket_sample_ms")
 MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
 MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
 MAX_SPREAD_S = 60.0
@@ -43,8 +49,6 @@ STOP_AFTER_S = 1.0
 # per-run overhead.
 SETUP_PER_HOST_S = 0.25
 SETUP_PER_FLOW_S = 0.05  # an iperf3 pair
-# More slots than any pool has: the run takes the whole pool and goes alone.
-WHOLE_POOL = 1 << 16
 
 
 def serve_margin_s(flows: int, spread_s: float = 0.0) -> float:
@@ -89,6 +93,9 @@ def start_offsets_s(options: dict[str, Any], trial: int) -> tuple[float, ...]:
     """Each flow's start after the first moment (s), drawn once per (seed, trial); all 0
     without a spread."""
     flows = int(options["flows"])
+    interval = float(options.get("start_interval_s") or 0.0)
+    if interval:
+        return tuple(round(i * interval, 3) for i in range(flows))
     spread = float(options.get("start_spread_s") or 0.0)
     if spread == 0:
         return (0.0,) * flows
@@ -121,6 +128,20 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
     spread = o.get("start_spread_s", 0.0)
     if not isinstance(spread, (int, float)) or not 0 <= spread <= MAX_SPREAD_S:
         raise UsageError(f"{NAME}: start_spread_s={spread!r} must be 0..{MAX_SPREAD_S:g} s")
+    interval = o.get("start_interval_s", 0.0)
+    if not isinstance(interval, (int, float)) or isinstance(interval, bool) or \
+            interval < 0 or not interval * (flows - 1) <= MAX_SPREAD_S:
+        raise UsageError(f"{NAME}: start_interval_s={interval!r} must be >= 0 with the last "
+                         f"flow starting within {MAX_SPREAD_S:g} s")
+    if interval and spread:
+        raise UsageError(f"{NAME}: give start_interval_s (staggered) or start_spread_s "
+                         "(random), not both")
+    spread = max(spread, interval * (flows - 1))
+    if "socket_sample_ms" in o:
+        try:
+            check_interval(o["socket_sample_ms"])
+        except ValueError as e:
+            raise UsageError(f"{NAME}: {e}") from None
     if not isinstance(o.get("seed", 1), int):
         raise UsageError(f"{NAME}: seed={o.get('seed')!r} must be a whole number")
     if spec.delay_ms != rtt // 2:

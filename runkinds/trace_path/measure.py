@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from runkinds.trace_path.span import span_of
 from schemes.registry import make_scheme
 from topologies import queue_log
 from topologies.guarded_network import new_prefix
+from topologies.link_conditions import link_conditions
 from topologies.link_side import LinkSide, link_side
 
 log = logging.getLogger(__name__)
@@ -45,10 +47,14 @@ SPAN_SETTLE_S = 1.0
 def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             meta: dict[str, Any]) -> None:
     span = span_of(spec, traces)
+    conditions = link_conditions(spec, span.span_ms)
     data = _played_side(spec.data_trace, link_side(spec.data_trace, traces), span, out, "data")
+    if conditions.rate_steps:
+        data = replace(data, rate_steps=conditions.rate_steps)
     ack = _played_side(spec.ack_trace, link_side(spec.ack_trace, traces), span, out, "ack")
     duration_s = span.span_ms / 1000.0
     meta["traces"] = {"data": data.describe(), "ack": ack.describe()}
+    meta["link_conditions"] = conditions.describe()
     meta["duration_s"] = duration_s
     meta["span"] = {"offset_ms": span.offset_ms, "span_ms": span.span_ms,
                     "warmup_ms": span.warmup_ms, "both_directions": span.both_directions,
@@ -68,9 +74,10 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=span.once,
             span_ms=span.span_ms, active=active,
             tcp_buffer_profile=spec.option(tcp_buffers.OPTION, tcp_buffers.MACHINE),
-            queue_log=bool(spec.option(queue_log.OPTION, False))))
+            queue_log=bool(spec.option(queue_log.OPTION, False)), conditions=conditions))
         link = path.link
         assert link is not None
+        meta["queue_log"] = link.queue_log
         meta["tcp_buffer_profile"] = path.tcp_buffer_profile
         meta["tcp_buffers"] = {"sender": tcp_buffers.read(path.sender),
                                "receiver": tcp_buffers.read(path.receiver)}
@@ -85,6 +92,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         # so the receiver's count can be checked against the emulator's.
         link.check_alive()
         link.stop_emulator()
+        meta["offloads_off"] = list(link.offloads_off)
         scheme.stop()
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"

@@ -9,6 +9,13 @@ runs also get their congestion control's behaviour (analysis/cc_behaviour.py) an
 check of each flow (analysis/tcp_window_check.py: `window_valid` False makes the run
 invalid). Every trace-path
 run gets its end hosts' own timing and its verdict (analysis/host_timing.py).
+
+A run with a per-packet queue log (asked for, or kept because the link had random loss) gets
+the link's fidelity from it over the scored part: the share of gaps between backlogged
+departures within 10% of the gaps their schedule asked for, the queue's drops and the
+random losses. A TCP run whose sender's sockets were sampled (socket-samples.csv) gets its
+data connection's window limits (analysis/window_limits.py: `window_limited` makes the run
+invalid).
 """
 from __future__ import annotations
 
@@ -20,10 +27,15 @@ from analysis.fidelity import lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.mahimahi_log import parse_log
 from analysis.metrics import link_metrics
+from analysis.queue_log import fidelity_metrics, parse_queue_log
+from analysis.socket_samples import data_connection, window_limits
+from analysis.window_limits import window_limit_metrics
 from analysis.scored_span import REVERSE, SPANS_KEY, span_blocks
 from analysis.tcp_window_check import tcp_window_metrics
 from core.run_span import both_directions
 from core.runspec import RunSpec
+from kernel.socket_samples import FILE as SOCKET_SAMPLES
+from topologies.queue_log import DATA_FILE as DATA_QUEUE_LOG
 
 __all__ = ["REVERSE", "trace_path_metrics"]  # REVERSE: the other direction's key
 
@@ -55,7 +67,14 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
                    sender_end=meta.get("sender_end"),
                    emulator_scheduling=link.get("scheduling"))
     metrics.update(host_timing_metrics(meta))
+    if (run_dir / DATA_QUEUE_LOG).is_file():
+        metrics.update(fidelity_metrics(parse_queue_log(run_dir / DATA_QUEUE_LOG),
+                                        warmup_ms / 1000.0))
     verification = meta.get("verification") or {}
+    if (run_dir / SOCKET_SAMPLES).is_file():
+        connection = data_connection(run_dir, verification.get("data_port"))
+        metrics.update(window_limit_metrics(
+            [window_limits(connection) if connection is not None else None]))
     for key in ("cc_requested", "cc_used", "cc_provider", "cc_source_sha256", "window_capped",
                 "cc_used_reverse"):
         if key in verification:

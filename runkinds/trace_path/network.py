@@ -14,6 +14,7 @@ from mininet.net import Mininet
 from core.active_runs import ActiveRun
 from kernel import tcp_buffers
 from topologies.guarded_network import RECEIVER_IP, SENDER_IP, HostPair
+from topologies.link_conditions import LinkConditions
 from topologies.trace_link import LinkSide, TraceLink
 
 __all__ = ["RECEIVER_IP", "SENDER_IP", "TracePath"]
@@ -22,17 +23,20 @@ log = logging.getLogger(__name__)
 
 
 class TracePath(HostPair):
-    """The trace path's network: its link's sides, delay and queue, the hosts' TCP buffers."""
+    """The trace path's network: its link's sides, delay, queue and conditions (random loss;
+    a rate step is in its data side), the hosts' TCP buffers."""
 
     def __init__(self, *, data: LinkSide, ack: LinkSide, emulator: Path, log_dir: Path,
                  delay_ms: int, queue: str, once: bool, active: ActiveRun,
                  span_ms: int | None = None,
-                 tcp_buffer_profile: str = tcp_buffers.MACHINE, queue_log: bool = False) -> None:
+                 tcp_buffer_profile: str = tcp_buffers.MACHINE, queue_log: bool = False,
+                 conditions: LinkConditions | None = None) -> None:
         tcp_buffers.profile_of(tcp_buffer_profile)  # an unknown name fails before building
         self.tcp_buffer_profile = tcp_buffer_profile
         self.link_options: dict[str, Any] = dict(
             data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
-            queue=queue, once=once, span_ms=span_ms, queue_log=queue_log, on_process=active.add)
+            queue=queue, once=once, span_ms=span_ms, queue_log=queue_log, on_process=active.add,
+            **(conditions or LinkConditions()).link_words())
         super().__init__(active)
 
     def _build(self, net: Mininet) -> None:

@@ -132,7 +132,7 @@ def test_bw_10_gives_10_mbits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("words,message", [
-    ({"loss": 1}, r"loss \(random loss is not emulated"),
+    ({"loss": 1}, r"loss \(TCLink's loss \(a percentage"),
     ({"jitter": "1ms"}, r"jitter \(delay is fixed"),
     ({"use_htb": True}, r"use_htb \(the rate is the emulator's own"),
     ({"enable_red": True}, r"enable_red \(the queue is droptail or infinite"),

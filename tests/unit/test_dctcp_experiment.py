@@ -16,8 +16,8 @@ from experiments.dctcp.queue import (FLOW_COUNTS, K_VALUES, DctcpQueue, study_of
                                      theory)
 from experiments.registry import get_experiment
 from runkinds.registry import SHARED_BOTTLENECK, kind_of
-from runkinds.shared_bottleneck.options import (SETUP_PER_FLOW_S, SETUP_PER_HOST_S, WHOLE_POOL,
-                                                serve_margin_s)
+from core.run_kind import WHOLE_POOL
+from runkinds.shared_bottleneck.options import SETUP_PER_FLOW_S, SETUP_PER_HOST_S, serve_margin_s
 from tests.unit.fake_runs import trace_set
 
 

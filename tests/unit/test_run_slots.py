@@ -17,11 +17,11 @@ from app.runner import MatrixRunner, format_duration, pass_s, run_slots, start_o
 from core.paths import ProjectPaths
 from core.progress import ProgressReporter, makespan_s
 from core.results import ExperimentStore
+from core.run_kind import WHOLE_POOL
 from core.runspec import RunSpec, make_params
 from core.worker_resources import RUNS
 from experiments.base import Experiment
 from runkinds.registry import SHARED_BOTTLENECK, TRACE_PATH
-from runkinds.shared_bottleneck.options import WHOLE_POOL
 from tests.unit.fake_runs import trace_set, write_trace
 
 
@@ -87,6 +87,18 @@ def test_a_slot_count_is_clamped_to_the_pool() -> None:
     plain = RunSpec(experiment="x", scheme="cubic", data_trace="rate:12", ack_trace="rate:12",
                     duration_s=10)
     assert TRACE_PATH.slots(plain) == 1 and run_slots(plain, 13) == 1
+
+
+def test_a_trace_path_above_20_mbps_fixed_goes_alone() -> None:
+    def spec(data: str, ack: str, **options: object) -> RunSpec:
+        return RunSpec(experiment="x", scheme="bbr", data_trace=data, ack_trace=ack,
+                       duration_s=30, options=make_params(**options))
+    assert TRACE_PATH.slots(spec("rate:100", "rate:100")) == WHOLE_POOL
+    assert TRACE_PATH.slots(spec("rate:10", "rate:100")) == WHOLE_POOL  # either direction
+    assert TRACE_PATH.slots(spec("rate:20", "rate:20")) == 1
+    assert TRACE_PATH.slots(spec("rate:10", "rate:10", rate_steps="10:20,20:10")) == 1
+    assert TRACE_PATH.slots(spec("rate:10", "rate:10", rate_steps="10:50")) == WHOLE_POOL
+    assert TRACE_PATH.slots(spec("Verizon-LTE-short.up", "Verizon-LTE-short.down")) == 1
 
 
 def test_the_eta_counts_a_running_run_that_holds_the_whole_pool() -> None:

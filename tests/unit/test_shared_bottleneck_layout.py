@@ -37,6 +37,11 @@ def test_flows_spread_over_the_hosts_in_turn_with_their_round_trips() -> None:
     (dict(start_spread_s=61.0), "start_spread_s"),
     (dict(start_spread_s=20.0, duration=24.0), "spread of their starts"),
     (dict(flows=150), "need host_rtts"),
+    (dict(start_interval_s=-1.0), "start_interval_s=-1.0 must be >= 0"),
+    (dict(start_interval_s=10.0), "the last flow starting within 60 s"),
+    (dict(start_interval_s=2.0, start_spread_s=5.0), "not both"),
+    (dict(start_interval_s=3.0, duration=26.0), "spread of their starts"),
+    (dict(socket_sample_ms=2), "socket_sample_ms=2"),
 ])
 def test_bad_layouts_are_refused_naming_the_option(extra: dict, says: str) -> None:
     flows = int(extra.pop("flows", 8))
@@ -53,6 +58,17 @@ def test_start_offsets_are_seeded_by_seed_and_trial_and_within_the_spread() -> N
     assert start_offsets_s(o, 2) != first
     assert start_offsets_s(dict(o, seed=7), 1) != first
     assert start_offsets_s(bottleneck_options(spec(flows=3)), 1) == (0.0, 0.0, 0.0)
+
+
+def test_staggered_starts_are_the_interval_apart_in_flow_order() -> None:
+    o = bottleneck_options(spec(flows=5, start_interval_s=2.0))
+    assert start_offsets_s(o, 1) == (0.0, 2.0, 4.0, 6.0, 8.0)
+    assert start_offsets_s(o, 2) == start_offsets_s(o, 1)  # not drawn: the same every trial
+    from runkinds.shared_bottleneck.kind import SharedBottleneckKind
+    from core.traces import TraceSet
+    planned = SharedBottleneckKind().planned_seconds(spec(flows=5, start_interval_s=2.0),
+                                                     TraceSet([], Path("/x"), manifest={}))
+    assert planned > 30.0 + 8.0  # the duration, the last flow's start and the margins
 
 
 def test_each_sender_gets_its_own_delays_each_way() -> None:

@@ -63,7 +63,7 @@ def test_the_flags_name_the_far_host_both_ways() -> None:
     assert peer_delay_args({}, {}) == []
 
 
-def _bare_link(**delays: dict[str, int]) -> Any:
+def _bare_link(data_loss: float | None = None, **delays: dict[str, int]) -> Any:
     """A TraceLink with what emulator_args() reads and no network (building one needs root)."""
     pytest.importorskip("mininet")  # trace_link builds on it; tests/unit-venv.sh has none
     from topologies.trace_link import TraceLink
@@ -78,6 +78,7 @@ def _bare_link(**delays: dict[str, int]) -> Any:
     link.queue = link.ack_queue = "infinite"
     link.log_dir = Path("out")
     link.once, link.span_ms, link.realtime, link.queue_log = False, None, True, False
+    link.data_loss, link.ack_loss, link.loss_seed = data_loss, None, 1_000_003
     return link
 
 
@@ -89,3 +90,12 @@ def test_trace_link_puts_the_flags_beside_the_delays_and_nothing_without_maps() 
     at = plain.index("--b2a-delay-ms") + 2
     assert args == plain[:at] + ["--a2b-delay-by-src", "10.0.0.1=80,10.0.0.3=120",
                                  "--b2a-delay-by-dst", "10.0.0.1=0"] + plain[at:]
+
+
+def test_trace_link_asks_for_loss_with_its_seed_only_when_given() -> None:
+    plain = _bare_link().emulator_args()
+    assert not any("loss" in a for a in plain)
+    args = _bare_link(data_loss=0.01).emulator_args()
+    at = args.index("--a2b-loss")
+    assert args[at:at + 4] == ["--a2b-loss", "0.01", "--loss-seed", "1000003"]
+    assert [a for a in args if a not in args[at:at + 4]] == plain
