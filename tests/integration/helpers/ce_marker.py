@@ -103,5 +103,5 @@ def marking_paths(monkeypatch: pytest.MonkeyPatch, obj: Path, k: int) -> Iterato
             super()._teardown()
 
     with monkeypatch.context() as patch:
-        patch.setattr("topologies.trace_path.TracePath", MarkedPath)
+        patch.setattr("runkinds.trace_path.measure.TracePath", MarkedPath)
         yield
