@@ -8,8 +8,11 @@ intake runs as root, before any box, so it:
 
 - follows no link: every component of the path given is opened with O_NOFOLLOW, from the
   root or the working directory down (a link anywhere is refused, naming it);
-- reads only regular files: the open descriptor is checked with fstat (never the path
-  again), opened with O_NONBLOCK so a FIFO or a blocking /proc file cannot hold it;
+- reads only regular files: each file is first opened as a path only (O_PATH: no
+  driver's open runs, so a device node that `tar x` made as root is never armed, rewound or
+  woken), that descriptor is checked with fstat (never the path again), and only a regular
+  file is then opened for reading, through that descriptor, with O_NONBLOCK so a blocking
+  /proc file cannot hold it;
 - reads at most the limit + 1 bytes, whatever the size fstat said, and refuses a file
   over the limit, one that grew past it while read included;
 - quotes paths in refusals with their control characters escaped (untrusted_text.py).
@@ -29,7 +32,9 @@ SOURCE_FILES = ("controller.hh", "controller.cc")
 MAX_SOURCE_BYTES = 1 << 20
 READ_CHUNK = 1 << 16
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+# A path only: no read, and no device's open (a watchdog armed, a tape rewound).
+_PATH_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -106,22 +111,42 @@ def read_bounded(stream: BinaryIO | int, label: str, limit: int = MAX_SOURCE_BYT
 
 
 def read_file(folder_fd: int, leaf: str, label: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
-    """The regular file `leaf` of the folder `folder_fd`, not through a link, bounded."""
+    """The regular file `leaf` of the folder `folder_fd`, not through a link, bounded. It is
+    opened for reading only once fstat has said it is a regular file, and through the
+    descriptor fstat looked at, so what is read is the inode that was checked."""
     try:
-        fd = os.open(leaf, _FILE_FLAGS, dir_fd=folder_fd)
+        path_fd = os.open(leaf, _PATH_FLAGS, dir_fd=folder_fd)
     except OSError as e:
         raise _open_error(label, e, directory=False) from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionRefused(f"{shown(label)} is {_kind(info.st_mode)}: a submission is "
-                                    "two regular files")
-        if info.st_size > limit:
-            raise SubmissionRefused(f"{shown(label)}: {info.st_size} bytes; a source file may "
-                                    f"have at most {limit} bytes")
-        return read_bounded(fd, label, limit)
+        info = os.fstat(path_fd)
+        if stat.S_ISLNK(info.st_mode):  # O_PATH | O_NOFOLLOW opens the link itself
+            raise _link_refusal(label)
+        _check_regular(info, label, limit)
+        try:
+            fd = os.open(f"/proc/self/fd/{path_fd}", _READ_FLAGS)
+        except OSError as e:
+            raise _open_error(label, e, directory=False) from None
+        try:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                raise SubmissionRefused(f"{shown(label)} changed while it was opened: a "
+                                        "submission is two regular files")
+            _check_regular(opened, label, limit)
+            return read_bounded(fd, label, limit)
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.close(path_fd)
+
+
+def _check_regular(info: os.stat_result, label: str, limit: int) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise SubmissionRefused(f"{shown(label)} is {_kind(info.st_mode)}: a submission is "
+                                "two regular files")
+    if info.st_size > limit:
+        raise SubmissionRefused(f"{shown(label)}: {info.st_size} bytes; a source file may "
+                                f"have at most {limit} bytes")
 
 
 def accept(files: dict[str, bytes], where: str, limit: int = MAX_SOURCE_BYTES) -> None:

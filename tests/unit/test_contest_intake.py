@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -82,6 +83,45 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     worker.join(5)
     assert not worker.is_alive(), "the intake blocked on a FIFO"
     assert isinstance(outcome[0], SubmissionRefused) and "is a FIFO" in str(outcome[0])
+
+
+def _opens_for_reading(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every os.open of the intake that could run a driver's open (not O_PATH), by path."""
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if not flags & os.O_PATH and not flags & os.O_DIRECTORY:
+            opened.append(os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(intake.os, "open", spy)
+    return opened
+
+
+def test_a_special_file_is_refused_before_anything_opens_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A device node that `tar x` made as root: opening one runs its driver (a watchdog is
+    # armed by its open, a tape rewound), so it is looked at as a path only, never opened.
+    folder = team(tmp_path)
+    (folder / "controller.cc").unlink()
+    os.mkfifo(folder / "controller.cc")
+    opened = _opens_for_reading(monkeypatch)
+    with pytest.raises(SubmissionRefused, match="controller.cc is a FIFO"):
+        Sources.collect([folder])
+    assert len(opened) == 1, opened  # controller.hh only, through its checked descriptor
+    assert opened[0].startswith("/proc/self/fd/"), opened
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node takes root")
+def test_a_device_node_is_refused_as_a_device_not_by_what_its_driver_said(
+        tmp_path: Path) -> None:
+    # /dev/ptmx's number: its driver's open fails (ENOENT) outside /dev, and a mount with
+    # nodev refuses the open (EACCES); only a check that never opens it says what it is.
+    folder = team(tmp_path)
+    (folder / "controller.cc").unlink()
+    os.mknod(folder / "controller.cc", stat.S_IFCHR | 0o600, os.makedev(5, 2))
+    with pytest.raises(SubmissionRefused, match="controller.cc is a character device"):
+        Sources.collect([folder])
 
 
 def test_a_file_over_the_limit_is_refused_and_one_at_the_limit_read(tmp_path: Path) -> None:
