@@ -252,7 +252,8 @@ else
   step 5m "git fetch of HEAD" git -C "$clone" fetch -q --no-tags "$checkout" HEAD
   git -C "$clone" checkout -q --detach FETCH_HEAD
   if [[ -d ../shared ]]; then
-    step 5m "copying ../shared" cp -a ../shared "$run/upper/root/shared"
+    # ../shared may be a link to the real folder: copy what it points to, not the link.
+    step 5m "copying ../shared" cp -a "$(readlink -f ../shared)" "$run/upper/root/shared"
   else
     say "warning: no ../shared beside the checkout: setup in the tree downloads the traces"
   fi
