@@ -15,14 +15,14 @@ import sys
 from types import ModuleType
 from typing import Any, Callable
 
-from app.commands import (bench, clean, doctor, internal, listing, one, pack, report, run,
-                          verify, worker)
+from app.commands import (bench, clean, compare, doctor, internal, listing, one, pack, report,
+                          run, verify, worker)
 from core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Unavailable, UsageError
 from core.paths import ProjectPaths
 
 # Each adds its parser (`add_parser`) and runs it (`run`), in the order --help lists them.
 COMMAND_MODULES: tuple[ModuleType, ...] = (doctor, listing, run, one, report, verify, pack,
-                                           worker, clean, bench)
+                                           compare, worker, clean, bench)
 Command = Callable[[argparse.Namespace, ProjectPaths], int]
 COMMANDS: dict[str, Command] = {
     **{module.NAME: module.run for module in COMMAND_MODULES},

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
+from analysis.summary import RunRecord
 from core.code_identity import run_code
 from core.results import DONE, SPEC, ExperimentStore, read_json
 from core.runspec import RunSpec
@@ -21,6 +22,7 @@ DONE_ALREADY = "done"
 NEW_SPEC = "a new run (this spec was never measured here)"
 FORCED = "--force redoes it"
 LATE = "--redo-late: its emulator was late"
+INVALID = "--redo-invalid: "  # followed by the experiment's reason
 BEFORE_CODE_RECORDS = ("measured before runs recorded the code they ran: made again once "
                        "with its code on record")
 # At most this many changed files are named in one reason (the rest are counted).
@@ -60,12 +62,17 @@ def finished_by_spec(stores: Iterable[ExperimentStore]) -> dict[RunSpec, list[Pa
 
 
 def why_it_runs(spec: RunSpec, store: ExperimentStore, earlier: Mapping[RunSpec, list[Path]],
-                force: bool = False, redo_late: bool = False) -> str:
-    """DONE_ALREADY, or why `spec` would be run now."""
+                force: bool = False, redo_late: bool = False,
+                invalid: Callable[[RunSpec], str] | None = None) -> str:
+    """DONE_ALREADY, or why `spec` would be run now (`invalid`, given with --redo-invalid,
+    says why a finished run is no result: see `invalid_finder`)."""
     if force:
         return FORCED
     if store.is_done(spec) or store.done_elsewhere(spec):
-        return LATE if redo_late and store.was_late(spec) else DONE_ALREADY
+        if redo_late and store.was_late(spec):
+            return LATE
+        why = invalid(spec) if invalid is not None else ""
+        return INVALID + why if why else DONE_ALREADY
     runs = earlier.get(spec)
     if not runs:
         return NEW_SPEC
@@ -89,8 +96,28 @@ def why_it_runs(spec: RunSpec, store: ExperimentStore, earlier: Mapping[RunSpec,
 
 def plan_reasons(specs: list[RunSpec], store: ExperimentStore,
                  earlier: Mapping[RunSpec, list[Path]], force: bool = False,
-                 redo_late: bool = False) -> list[PlannedRun]:
-    return [PlannedRun(s, why_it_runs(s, store, earlier, force, redo_late)) for s in specs]
+                 redo_late: bool = False,
+                 invalid: Callable[[RunSpec], str] | None = None) -> list[PlannedRun]:
+    return [PlannedRun(s, why_it_runs(s, store, earlier, force, redo_late, invalid))
+            for s in specs]
+
+
+def invalid_finder(invalid_reason: Callable[[RunRecord], str],
+                   store: ExperimentStore) -> Callable[[RunSpec], str]:
+    """Why the finished run of a spec is no result, by an experiment's `invalid_reason`
+    ("" when it is one, or when it is not finished here or cannot be read): the reason
+    figures and claims leave it out with, and `--redo-invalid` runs it again for. A busy
+    machine (too little CPU idle, late end hosts) makes runs invalid that a quieter pass
+    measures."""
+    def why(spec: RunSpec) -> str:
+        run_dir = store.run_dir(spec)
+        try:
+            record = RunRecord(spec, read_json(run_dir / "metrics.json"),
+                               read_json(run_dir / "meta.json"), run_dir)
+        except (OSError, ValueError):
+            return ""
+        return invalid_reason(record)
+    return why
 
 
 def describe(name: str, planned: list[PlannedRun]) -> list[str]:

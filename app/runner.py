@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.run_reasons import invalid_finder
 from core.paths import ProjectPaths, display
 from core.progress import ProgressReporter, makespan_s
 from core.results import ExperimentStore, experiment_store
@@ -101,12 +102,13 @@ def format_duration(seconds: float) -> str:
 class MatrixRunner:
     def __init__(self, paths: ProjectPaths, traces: TraceSet, jobs: int = 1,
                  force: bool = False, redo_late: bool = False, out=sys.stdout,
-                 backend: RunBackend | None = None) -> None:
+                 backend: RunBackend | None = None, redo_invalid: bool = False) -> None:
         self.paths = paths
         self.traces = traces
         self.jobs = max(1, jobs)
         self.force = force
         self.redo_late = redo_late
+        self.redo_invalid = redo_invalid
         self.out = out
         self.backend = backend  # None: the local pool of child processes
         self._stop = threading.Event()
@@ -124,10 +126,13 @@ class MatrixRunner:
 
     def to_run(self, experiment: Experiment, specs: list[RunSpec]) -> list[RunSpec]:
         """The runs still to do: all with --force, else those not finished (and, with
-        --redo-late, those that finished with the emulator late)."""
+        --redo-late, those that finished with the emulator late; with --redo-invalid, those
+        the experiment leaves out as invalid)."""
         store = self.store(experiment.name)
+        invalid = invalid_finder(experiment.invalid_reason, store) if self.redo_invalid else None
         return [s for s in specs if self.force or not store.is_done(s)
-                or (self.redo_late and store.was_late(s))]
+                or (self.redo_late and store.was_late(s))
+                or (invalid is not None and invalid(s) != "")]
 
     def run(self, experiment: Experiment, specs: list[RunSpec]) -> MatrixResult:
         return self.run_plan([(experiment, specs)])[experiment.name]

@@ -10,7 +10,8 @@ in results/<experiment>/runs/) are read as they are.
 A run is written into a temporary folder named after its owner's PID, renamed into
 place, and marked DONE last. A folder without DONE is half-written and is moved
 aside and redone. A failed run keeps its artifacts under the experiment's failed/
-with its reason.
+with its reason. A finished run replaced by a rerun of the same spec (`--force`) is no
+failure: it is kept under the experiment's superseded/.
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from core.runspec import RunSpec
 DONE = "DONE"
 FAILED = "FAILED.json"
 SPEC = "spec.json"
+# Why a finished run was moved aside when a rerun of its spec took its place.
+SUPERSEDED = "superseded"
 # results/<SHARED_RUNS>/: the pool of runs every experiment's runs/ links into.
 SHARED_RUNS = "runs"
 
@@ -44,6 +47,11 @@ class ExperimentStore:
     @property
     def failed_dir(self) -> Path:
         return self.root / "failed"
+
+    @property
+    def superseded_dir(self) -> Path:
+        """Finished runs a rerun of their spec replaced (`--force`): kept, never failures."""
+        return self.root / SUPERSEDED
 
     def run_dir(self, spec: RunSpec) -> Path:
         """The run as this experiment sees it (a link into the pool, or the folder itself)."""
@@ -70,7 +78,7 @@ class ExperimentStore:
         if mine.is_symlink():
             mine.unlink()
         elif mine.exists():
-            self._move_aside(mine, "superseded")
+            self._move_aside(mine, SUPERSEDED)
         tmp = mine.with_name(f".link-{mine.name}-{os.getpid()}")
         if tmp.is_symlink():
             tmp.unlink()
@@ -99,7 +107,7 @@ class ExperimentStore:
         """Rename a finished temp folder into place, mark it DONE, link it here."""
         final = self.home(spec)
         if final.exists():
-            self._move_aside(final, "superseded")
+            self._move_aside(final, SUPERSEDED)
         os.replace(tmp, final)
         (final / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
         return self.link(spec)
@@ -135,11 +143,15 @@ class ExperimentStore:
         return moved
 
     def _move_aside(self, path: Path, why: str) -> Path:
-        self.failed_dir.mkdir(parents=True, exist_ok=True)
-        if not (path / FAILED).exists():
+        """A finished run (DONE) goes to superseded/ as it is; anything else to failed/, with
+        why it was found unfinished."""
+        finished = (path / DONE).is_file()
+        folder = self.superseded_dir if finished else self.failed_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        if not finished and not (path / FAILED).exists():
             write_json(path / FAILED, {"reason": f"{why}: found without a DONE marker",
                                        "details": "", "time": time.time()})
-        dest = self.failed_dir / f"{path.name.lstrip('.')}-{why}-{int(time.time())}"
+        dest = folder / f"{path.name.lstrip('.')}-{why}-{int(time.time())}"
         os.replace(path, dest)
         return dest
 
@@ -150,10 +162,20 @@ class ExperimentStore:
                     yield entry
 
     def failures(self) -> Iterator[Path]:
+        """Failed attempts. A finished run that an earlier version of this store moved into
+        failed/ when a rerun replaced it (it has DONE) is not one: superseded() lists it."""
         if self.failed_dir.is_dir():
             for entry in sorted(self.failed_dir.iterdir()):
-                if (entry / FAILED).is_file():
+                if (entry / FAILED).is_file() and not (entry / DONE).is_file():
                     yield entry
+
+    def superseded(self) -> Iterator[Path]:
+        """Finished runs that a rerun of their spec replaced, oldest layout included."""
+        for folder in (self.superseded_dir, self.failed_dir):
+            if folder.is_dir():
+                for entry in sorted(folder.iterdir()):
+                    if entry.is_dir() and (entry / DONE).is_file():
+                        yield entry
 
 
 def experiment_store(results_dir: Path, experiment: str) -> ExperimentStore:

@@ -7,11 +7,12 @@ declares (experiments/options.py).
 """
 from __future__ import annotations
 
+import fnmatch
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from analysis.claims.model import FULL, QUICK, Claim, ClaimReport, evaluate_all
+from analysis.claims.model import FULL, QUICK, Claim, ClaimReport, evaluate_all, measured_texts
 from analysis.coverage import Coverage, coverage
 from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord
@@ -31,6 +32,12 @@ class Experiment(ABC):
     options: ClassVar[tuple[Setting, ...]] = ()
     # The paper's claims, as data: each paper declares them in its package's claims.py.
     claims: ClassVar[tuple[Claim, ...]] = ()
+    # Row columns `repro compare` sets side by side beyond those the claims read.
+    compared_metrics: ClassVar[tuple[str, ...]] = ()
+    # The figure the report's first screen shows for the paper (file stems in the results
+    # folder, fnmatch patterns, the first that matches a drawn figure), and what it shows.
+    headline: ClassVar[tuple[str, ...]] = ()
+    headline_caption: ClassVar[str] = ""
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None) -> None:
         self.traces = traces
@@ -91,6 +98,22 @@ class Experiment(ABC):
                        trial=record.spec.trial, run=record.path.name)
             rows.append(row)
         return rows
+
+    def headline_figure(self, folder: Path) -> tuple[Path, str] | None:
+        """The headline figure drawn in this experiment's results folder and what it shows,
+        or None."""
+        drawn = sorted(folder.glob("*.png"))
+        for pattern in self.headline:
+            for path in drawn:
+                if fnmatch.fnmatchcase(path.stem, pattern):
+                    return path, self.headline_caption
+        return None
+
+    def metric_columns(self) -> set[str]:
+        """The row columns two passes are compared on: those the claims read, and the
+        declared `compared_metrics` (only those holding numbers in the rows are used)."""
+        return set().union(*(measured_texts(c.check) for c in self.claims),
+                           self.compared_metrics)
 
     def evaluate_claims(self, store: ExperimentStore,
                         done: list[RunRecord] | None = None) -> ClaimReport:

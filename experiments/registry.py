@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -49,6 +50,28 @@ def experiment_classes() -> tuple[type[Experiment], ...]:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise PaperPackageError(f"experiment names declared twice: {', '.join(twice)}")
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper package: its name as the report shows it, and its experiments' names."""
+    package: str
+    title: str
+    experiments: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def papers() -> tuple[Paper, ...]:
+    """Every paper, in name order. Its title is the package's `PAPER` where it declares
+    one, else its docstring up to the first colon."""
+    found = []
+    for package in paper_packages():
+        module = importlib.import_module(f"experiments.{package}")
+        title = getattr(module, "PAPER", None)
+        if not isinstance(title, str) or not title.strip():
+            title = " ".join((module.__doc__ or package).split(":")[0].split())
+        found.append(Paper(package, title, tuple(c.name for c in module.EXPERIMENTS)))
     return tuple(found)
 
 

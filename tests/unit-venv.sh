@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The unit tests in a plain virtual environment holding only the Python packages
-# setup installs (numpy, matplotlib, dpkt, pytest, jinja2, rich), from PyPI: no
-# system site-packages, so no Mininet. Shows that tests/unit needs nothing else.
+# setup installs (numpy, scipy, matplotlib, dpkt, pytest, jinja2, markdown, rich), from
+# PyPI: no system site-packages, so no Mininet. Shows that tests/unit needs nothing else.
 #   tests/unit-venv.sh [pytest args...]      (the environment is kept in build/unit-venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/unit-venv
-packages=(numpy matplotlib dpkt pytest jinja2 rich)
+packages=(numpy scipy matplotlib dpkt pytest jinja2 markdown rich)
 if [[ ! -x $venv/bin/python ]]; then
   /usr/bin/python3 -m venv "$venv"   # no --system-site-packages, on purpose
   "$venv/bin/pip" install -q "${packages[@]}"

@@ -10,6 +10,7 @@ experiment passes the names of those runs).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -121,6 +122,27 @@ class Outcome:
     # The rows of the groups that failed, for a check that judges groups one by one; empty
     # when the check judges the rows as a whole.
     failed_rows: tuple[Row, ...] = ()
+
+
+# Fields of the checks that name the rows and cells a check looks at, not what it measures.
+SELECTING_FIELDS = frozenset({"group_by", "where", "lower", "upper", "subject", "reference",
+                              "pair", "scale_by", "positive", "x", "among", "optional",
+                              "scheme_column"})
+
+
+def measured_texts(value: Any) -> set[str]:
+    """Every text held in a check's fields that say what it measures, nested values
+    included (the fields that select rows and cells left out): the row columns a check
+    compares are among them (`repro compare` sets those side by side)."""
+    if isinstance(value, str):
+        return {value}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return set().union(*(measured_texts(getattr(value, f.name))
+                             for f in dataclasses.fields(value)
+                             if f.name not in SELECTING_FIELDS))
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return set().union(*(measured_texts(v) for v in value))
+    return set()
 
 
 class Check(ABC):

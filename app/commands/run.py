@@ -39,6 +39,9 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
     run.add_argument("--redo-late", action="store_true",
                      help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
+    run.add_argument("--redo-invalid", action="store_true",
+                     help="redo finished runs the experiment leaves out as invalid (a busy "
+                          "machine, window-limited flows: verify lists each with its reason)")
     run.add_argument("--trials", type=TRIALS.argtype(), default=1, help="repeats of every run")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan and stop: how many runs are done, how many would "
@@ -157,7 +160,8 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     jobs = jobs_of(args, paths)
     backend = _cluster(args, paths, traces, jobs)  # None without --cluster
     runner = MatrixRunner(paths, traces, jobs=backend.slots if backend else jobs,
-                          force=args.force, redo_late=args.redo_late, backend=backend)
+                          force=args.force, redo_late=args.redo_late, backend=backend,
+                          redo_invalid=args.redo_invalid)
     if args.quick:
         _print_full_mode_estimate(experiments, args.trials, runner)
     record_plans(paths.results_dir, experiments)  # what verify and report judge them by
@@ -190,7 +194,7 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
 def dry_run(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> int:
     """The plan, and why each run that is not done would run; nothing is run or written."""
     from app.recorded_options import pinned
-    from app.run_reasons import describe, finished_by_spec, plan_reasons
+    from app.run_reasons import describe, finished_by_spec, invalid_finder, plan_reasons
     from core.results import experiment_store
     from experiments.registry import experiment_classes
     experiments = [pinned(exp) for exp in chosen_experiments(args, traces)]
@@ -198,8 +202,10 @@ def dry_run(args: argparse.Namespace, paths: ProjectPaths, traces: TraceSet) -> 
     earlier = finished_by_spec(stores)
     for exp in experiments:
         store = experiment_store(paths.results_dir, exp.name)
+        invalid = invalid_finder(exp.invalid_reason, store) if args.redo_invalid else None
         planned = plan_reasons(exp.matrix(quick=args.quick, trials=args.trials), store,
-                               earlier, force=args.force, redo_late=args.redo_late)
+                               earlier, force=args.force, redo_late=args.redo_late,
+                               invalid=invalid)
         for line in describe(exp.name, planned):
             print(line)
     return EXIT_OK

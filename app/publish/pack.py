@@ -128,7 +128,7 @@ def pack(paths: ProjectPaths, experiments: Sequence[Experiment], traces: TraceSe
         "git_dirty": environment().get("git_dirty"),
         "environment": environment(),
         "experiments": {v.name: {"mode": v.mode, "planned": v.planned, "finished": v.finished,
-                                 "failed": len(v.failed), "late": v.late,
+                                 "failed": len(v.failed_in_plan), "late": v.late,
                                  "claims": {r.id: r.verdict for r in v.claims.results}
                                  if v.claims else {}}
                         for v in report.experiments},

@@ -1,8 +1,16 @@
-"""results/index.html: every experiment's figures, claims, environment and failures on
-one page, and each experiment's claims.json / claims.md beside its runs.
+"""results/index.html: a page that shows before it tells, and each experiment's claims.json /
+claims.md beside its runs.
+
+The first screen: one line per paper with its verdict, and each paper's headline figure
+(experiments/base.py `headline`), beside the paper's own points where the figure draws
+them. Then one section per paper, and in it each experiment: its figures, then its claims
+grouped by verdict (app/publish/report_claims.py): FAILs first, each with its measured
+cause linked to the section that shows it (rendered into results/docs/ by
+app/publish/report_docs.py), then PASSes, then one line per reason for those not run; then
+its tables, missing and failed runs, environment and run folders, folded.
 
 Built from artifacts only, so it can be regenerated at any time without rerunning.
-Self-contained: relative links to the results folder, no fetch from the network,
+Self-contained: relative links inside the results folder, no fetch from the network,
 readable from 390 px (a phone) to a desktop.
 """
 from __future__ import annotations
@@ -16,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport
 from analysis.claims.report import write_claims
@@ -28,10 +37,14 @@ from analysis.summary import failed_records, failed_runs, finished_runs
 from core.paths import ProjectPaths
 from core.results import ExperimentStore, experiment_store
 from experiments.base import Experiment
+from experiments.registry import papers
+from app.publish.report_claims import group_claims
+from app.publish.report_docs import cited_docs, link_docs, render_docs
 from app.recorded_options import RecordError, as_recorded
 
 TEMPLATES = Path(__file__).parent / "templates"
-OPEN_TABLE_ROWS = 12  # tables this short are shown open; longer ones folded
+INLINE_TABLE_ROWS = 60  # a CSV this short is also shown in the page (folded); longer: linked
+DOCS_DIR = "docs"  # the cited write-ups, rendered, under the results folder
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -141,15 +154,21 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
     for csv_path in sorted(store.root.glob("*.csv")):
         header, rows = _read_csv(csv_path)
         tables.append({"name": csv_path.name, "href": csv_path.relative_to(results).as_posix(),
-                       "header": header, "rows": rows, "open": len(rows) <= OPEN_TABLE_ROWS})
+                       "header": header, "rows": rows if len(rows) <= INLINE_TABLE_ROWS else [],
+                       "count": len(rows)})
     done_specs = {r.spec for r in records}
+    planned_specs = {c.spec for c in cov.cells}
+    failed = failed_records(store)
+    other_plans = {f.path.name for f in failed if not problem and f.spec not in planned_specs}
     failures: list[dict[str, Any]] = [
         {"name": name, "reason": short_reason(reason, 300),
-         "href": (store.failed_dir / name).relative_to(results).as_posix()}
+         "href": (store.failed_dir / name).relative_to(results).as_posix(),
+         "in_plan": name not in other_plans}
         for name, reason in failed_runs(store)]
-    superseded = {f.path.name for f in failed_records(store) if f.spec in done_specs}
+    finished_later = {f.path.name for f in failed if f.spec in done_specs}
     for f in failures:
-        f["since_finished"] = f["name"] in superseded
+        f["since_finished"] = f["name"] in finished_later
+    headline = exp.headline_figure(store.root)
     missing = [{"label": c.spec.label(), "reason": short_reason(c.reason, 300),
                 "never_run": c.reason == NOT_RUN_YET} for c in cov.missing()]
     # The plan's runs are the ones its timing is judged on; the others on record (another
@@ -161,26 +180,82 @@ def _section(paths: ProjectPaths, exp: Experiment) -> dict[str, Any]:
              "hosts_late": hosts_late(r.metrics), "in_plan": r.path in in_plan,
              "provider": r.metrics.get("cc_provider"), "invalid": exp.invalid_reason(r)}
             for r in records]
+    in_plan_failures = [f for f in failures if f["in_plan"]]
     section.update(
         present=True, mode="unknown" if problem else "quick" if cov.quick else "full",
         planned=len(cov.cells),
         finished=sum(c.done for c in cov.cells), claims=claims.results,
+        groups=group_claims(claims.results, exp.name),
         counts=claims.counts(), claims_md=f"{exp.name}/claims.md",
         claims_json=f"{exp.name}/claims.json", figures=main, panels=panels, tables=tables,
-        failures=failures, still_failing=sum(not f["since_finished"] for f in failures),
+        failures=failures, failed_in_plan=len(in_plan_failures),
+        failed_other_plans=len(failures) - len(in_plan_failures),
+        still_failing=sum(not f["since_finished"] for f in in_plan_failures),
+        superseded=sum(1 for _ in store.superseded()),
         missing=missing, runs=runs, environment=_environment(judged),
         outside_plan=sum(not r["in_plan"] for r in runs),
-        invalid=sum(bool(r["invalid"]) for r in runs))
+        invalid=sum(bool(r["invalid"]) for r in runs),
+        headline=headline[0].relative_to(results).as_posix() if headline else None,
+        headline_caption=headline[1] if headline else "")
     return section
+
+
+def _paper_sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The experiments' sections grouped by paper, with each paper's verdict and headline
+    figure; experiments no paper package declares come last, as their own group."""
+    by_name = {s["name"]: s for s in sections}
+    groups: list[tuple[str, str, list[dict[str, Any]]]] = []
+    for paper in papers():
+        mine = [by_name.pop(n) for n in paper.experiments if n in by_name]
+        if mine:
+            groups.append((paper.package, paper.title, mine))
+    if by_name:
+        groups.append(("other", "Other experiments", list(by_name.values())))
+    groups.sort(key=lambda g: not any(s["present"] for s in g[2]))  # what ran first
+    out = []
+    for package, title, mine in groups:
+        ran = [s for s in mine if s["present"]]
+        counts = {v: sum(s["counts"][v] for s in ran) for v in (PASS, FAIL, NOT_RUN)}
+        explained = sum(s["groups"].explained() for s in ran)
+        headline = next((s for s in ran if s["headline"]), None)
+        out.append({"id": f"paper-{package}", "title": title, "sections": mine, "ran": ran,
+                    "counts": counts, "explained": explained,
+                    "modes": sorted({s["mode"] for s in ran}),
+                    "verdict": _verdict(counts, explained, ran, mine),
+                    "headline": headline})
+    return out
+
+
+def _verdict(counts: dict[str, int], explained: int, ran: list[dict[str, Any]],
+             mine: list[dict[str, Any]]) -> str:
+    if not ran:
+        return f"not run yet: ./repro run {mine[0]['name']} --quick"
+    judged = counts[PASS] + counts[FAIL]
+    if not judged:
+        return f"nothing judged yet: {counts[NOT_RUN]} claims not run"
+    if not counts[FAIL]:
+        return f"holds: {counts[PASS]} of {judged} judged claims pass"
+    causes = (f"{explained} with a measured cause" if explained < counts[FAIL]
+              else "each with a measured cause")
+    return f"{counts[FAIL]} of {judged} judged claims fail ({causes})"
+
+
+def _cited(sections: list[dict[str, Any]]) -> list[str]:
+    return [r.why for s in sections if s["present"] for r in s["claims"]]
 
 
 def write_report(paths: ProjectPaths, experiments: list[Experiment]) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+    env.filters["link_docs"] = lambda text: Markup(link_docs(str(text)))
     sections = [_section(paths, exp) for exp in experiments]
+    results = paths.results_dir
+    render_docs(cited_docs(_cited(sections)), paths.root / "docs", results / DOCS_DIR)
+    compare = results / "compare.html"
     page = env.get_template("index.html.j2").render(
-        sections=sections, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), escape=html.escape,
-        PASS=PASS, FAIL=FAIL, NOT_RUN=NOT_RUN)
-    out = paths.results_dir / "index.html"
+        papers=_paper_sections(sections), generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        escape=html.escape, PASS=PASS, FAIL=FAIL, NOT_RUN=NOT_RUN,
+        compare="compare.html" if compare.is_file() else None)
+    out = results / "index.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     return out

@@ -67,7 +67,12 @@ class ExperimentVerdict:
     finished: int = 0
     runs: list[RunVerdict] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (folder, reason)
-    superseded: set[str] = field(default_factory=set)  # failed folders whose run later finished
+    since_finished: set[str] = field(default_factory=set)  # failed folders whose run finished
+    # Failed folders of runs the plan does not use (another mode's, other options'): listed,
+    # not counted as the plan's failed attempts.
+    failed_outside_plan: set[str] = field(default_factory=set)
+    # Finished runs a rerun of the same spec replaced (`--force`): kept, and no failure.
+    superseded: list[str] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (run label, reason)
     # Finished runs that are no measurement (an absurd kernel window): (folder, reason).
     invalid: list[tuple[str, str]] = field(default_factory=list)
@@ -82,6 +87,10 @@ class ExperimentVerdict:
     providers: dict[str, dict[str, int]] = field(default_factory=dict)  # variant -> provider -> n
     # TCP runs by their receivers' tcp_rmem maximum (the window's ceiling): value -> n.
     tcp_rmem_max: dict[str, int] = field(default_factory=dict)
+    # The plan's finished runs with their re-derived metrics, and the rows its claims were
+    # judged on (`repro compare` sets two passes' side by side).
+    records: list[RunRecord] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(r.check.status == status for r in self.runs)
@@ -116,6 +125,11 @@ class ExperimentVerdict:
         return [r.steal_pct for r in self.judged if r.steal_pct is not None]
 
     @property
+    def failed_in_plan(self) -> list[tuple[str, str]]:
+        """The failed attempts the plan's counts include."""
+        return [(n, r) for n, r in self.failed if n not in self.failed_outside_plan]
+
+    @property
     def other_impl(self) -> list[RunVerdict]:
         return [r for r in self.runs if r.other_impl]
 
@@ -139,8 +153,10 @@ class ExperimentVerdict:
                              "hosts_late": sum(r.hosts_late for r in self.outside_plan)},
             "served_by_other_implementation": [
                 {"run": r.run, "why": r.other_impl} for r in self.other_impl],
-            "failed": [{"run": n, "reason": r, "since_finished": n in self.superseded}
+            "failed": [{"run": n, "reason": r, "since_finished": n in self.since_finished,
+                        "in_plan": n not in self.failed_outside_plan}
                        for n, r in self.failed],
+            "superseded_by_a_rerun": self.superseded,
             "missing": [{"run": n, "reason": r} for n, r in self.missing],
             "invalid": [{"run": n, "reason": r} for n, r in self.invalid],
             "half_written": self.half_written, "left_out_of_claims": self.left_out,
@@ -309,7 +325,9 @@ def verify_experiment(exp: Experiment, results_dir: Path,
                        if exp.invalid_reason(r)]
     verdict.failed = failed_runs(store)
     finished_specs = {r.spec for r in records}
-    verdict.superseded = {f.path.name for f in failed_records(store) if f.spec in finished_specs}
+    failures = failed_records(store)
+    verdict.since_finished = {f.path.name for f in failures if f.spec in finished_specs}
+    verdict.superseded = [p.name for p in store.superseded()]
     if options_problem:
         verdict.options_problem = options_problem
         _compare_stored_claims(verdict, store, {p.name for p in store.done_runs()})
@@ -323,7 +341,10 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     planned_runs = {r.path.name for r in cov.records()}
     for run in verdict.runs:
         run.in_plan = run.run in planned_runs
+    planned_specs = {c.spec for c in cov.cells}
+    verdict.failed_outside_plan = {f.path.name for f in failures if f.spec not in planned_specs}
     rows = exp.claim_rows(cov)
+    verdict.records, verdict.rows = cov.records(), rows
     in_rows = set().union(*(row_runs(row) for row in rows))
     verdict.left_out = sum(r.path.name not in in_rows for r in cov.records())
     verdict.claims = exp.claims_on(cov, rows)
@@ -409,8 +430,16 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
                  "not use, made in another mode, with other options or redone since: "
                  f"{sum(r.late for r in outside)} of them late, "
                  f"{sum(r.hosts_late for r in outside)} with late end hosts)")
-    print(f"  {planned}; "
-          f"{len(v.failed)} failed attempts on record ({len(v.superseded)} since finished); "
+    failed = v.failed_in_plan
+    failed_text = (f"{len(failed)} failed attempts on record "
+                   f"({sum(n in v.since_finished for n, _ in failed)} since finished)")
+    if v.failed_outside_plan:
+        failed_text += (f" (not counted: {len(v.failed_outside_plan)} failed attempts at runs "
+                        "this plan does not use)")
+    if v.superseded:
+        failed_text += (f"; {len(v.superseded)} earlier runs replaced by a rerun of the same "
+                        "spec (--force), kept in superseded/, not failures")
+    print(f"  {planned}; {failed_text}; "
           f"{late}; "
           f"{len(v.other_impl)} served by another implementation than requested; "
           f"{len(v.invalid)} finished but invalid (left out of figures and claims)", file=out)
@@ -442,8 +471,9 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     for name in v.half_written:
         print(f"    half-written run (no DONE marker, not counted): {name}", file=out)
     for name, reason in v.failed:
-        later = " (this run finished on a later attempt)" if name in v.superseded else ""
-        print(f"    failed: {name}: {short_reason(reason)}{later}", file=out)
+        later = " (this run finished on a later attempt)" if name in v.since_finished else ""
+        apart = " (not this plan's run: not counted)" if name in v.failed_outside_plan else ""
+        print(f"    failed: {name}: {short_reason(reason)}{later}{apart}", file=out)
     for name, reason in v.invalid:
         print(f"    invalid: {name}: {short_reason(reason, 300)}", file=out)
     not_yet = sum(reason == NOT_RUN_YET for _, reason in v.missing)

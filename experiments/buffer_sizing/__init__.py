@@ -5,4 +5,5 @@ from __future__ import annotations
 
 from experiments.buffer_sizing.sizing import BufferSizing
 
+PAPER = "Sizing Router Buffers (Appenzeller, Keslassy, McKeown; SIGCOMM 2004)"
 EXPERIMENTS = (BufferSizing,)

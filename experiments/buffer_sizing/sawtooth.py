@@ -46,14 +46,19 @@ def loss_events(drops_s: np.ndarray, rtt_s: float) -> list[float]:
     return events
 
 
-def periods(q: QueueLog, rtt_s: float, end_s: float | None = None) -> list[Period]:
-    """The sawtooth's periods after the first one (slow start's aftermath is left out)."""
+def periods(q: QueueLog, rtt_s: float, end_s: float | None = None,
+            start_s: float | None = None) -> list[Period]:
+    """The sawtooth's periods after the first one (slow start's aftermath is left out),
+    only those starting at or after `start_s` (the scored window: a period that began in
+    the warm-up is still the aftermath of slow start's losses)."""
     drops = q.drop_arrival_us / 1e6
     if end_s is not None:
         drops = drops[drops < end_s]
     events = loss_events(drops, rtt_s)
     out = []
     for start, end in zip(events[1:], events[2:]):
+        if start_s is not None and start < start_s:
+            continue
         times = np.arange(start, end, SAMPLE_STEP_S)
         queue = backlog_at(q, np.round(times * 1e6).astype(np.int64))
         if queue.size == 0:

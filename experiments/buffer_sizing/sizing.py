@@ -125,6 +125,9 @@ class BufferSizing(Experiment):
                   "each run alone")
     options = OPTIONS
     claims = CLAIMS
+    headline = ("min-buffer", "sawtooth")
+    headline_caption = ("Figure 11: the buffer n flows need, ours beside RTT x C / sqrt(n) "
+                        "and the rule of thumb")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
@@ -283,7 +286,8 @@ def sawtooth_of(record: RunRecord) -> dict[str, Any]:
     # A loss event's drops come within two round trips with the buffer full.
     buffer = int(record.metrics.get("buffer_packets") or 0)
     rtt_s = SAWTOOTH_RTT_MS / 1000.0 + buffer / model.packets_per_s(SAWTOOTH_RATE_MBPS)
-    return sawtooth.summarize(sawtooth.periods(window.log, 2 * rtt_s)).to_dict()
+    return sawtooth.summarize(sawtooth.periods(window.log, 2 * rtt_s, end_s=window.end_s,
+                                               start_s=window.start_s)).to_dict()
 
 
 def min_buffer_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

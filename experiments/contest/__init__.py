@@ -10,5 +10,6 @@ from experiments.contest.warmup_a import ContestWarmupA
 from experiments.contest.warmup_b import ContestWarmupB
 from experiments.contest.warmup_c import ContestWarmupC
 
+PAPER = "Protocol design contests (Sivaraman, Winstein et al.; CCR 2014)"
 EXPERIMENTS = (ContestWarmupA, Contest, ContestWarmupB, ContestWarmupC, ContestRegion,
                ContestTrainTest)

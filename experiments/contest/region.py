@@ -101,6 +101,9 @@ class ContestRegion(Experiment):
     title = "The achievability region on the contest's training trace"
     quick_note = f"each family's quick sweep, first {QUICK_DURATION_S:g} s"
     claims = REGION_CLAIMS
+    headline = ("region",)
+    headline_caption = ("The achievability region on the contest's training trace: every "
+                        "protocol, the frontier, Sprout and the winners")
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         return region_matrix(self.name, TRAINING, quick, trials)

@@ -51,6 +51,8 @@ class ContestTrainTest(Experiment):
     title = "Training against testing: the same protocols on two networks"
     quick_note = f"every other quick setting of each family, first {QUICK_DURATION_S:g} s"
     claims = TRAIN_TEST_CLAIMS
+    compared_metrics = tuple(f"{side}_{m}" for side in ("train", "test")
+                             for m in ("score", "throughput_mbps", "p95_e2e_delay_ms"))
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         specs = []

@@ -5,4 +5,5 @@ from __future__ import annotations
 
 from experiments.dctcp.queue import DctcpQueue
 
+PAPER = "Data Center TCP (Alizadeh et al.; SIGCOMM 2010), as Mininet-HiFi reproduced it"
 EXPERIMENTS = (DctcpQueue,)

@@ -115,6 +115,9 @@ class DctcpQueue(Experiment):
     quick_note = "Reno and DCTCP at N = 2 only, 20 s each, each run alone"
     options = OPTIONS
     claims = CLAIMS
+    headline = ("fig13-queue-cdf", "fig1-queue")
+    headline_caption = ("Figure 13: the queue's CDF, TCP against DCTCP, ours beside the "
+                        "paper's hardware and Mininet-HiFi's published numbers")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:

@@ -6,4 +6,5 @@ from __future__ import annotations
 from experiments.prr.fig2 import PrrFig2
 from experiments.prr.heavy_loss import PrrHeavyLoss
 
+PAPER = "Proportional Rate Reduction for TCP (Dukkipati et al.; IMC 2011)"
 EXPERIMENTS = (PrrFig2, PrrHeavyLoss)

@@ -12,17 +12,28 @@ experiments/prr/claims.py and evaluated by the shared mechanism
 (analysis/claims/) on the summary rows of the runs of the matrix.
 
 Run options (each part of the run's id, see OPTIONS): pattern, size,
-recovery, cc, controller, bottleneck, rtt. The spec's data/ack traces
+recovery, cc, controller, bottleneck, rtt, receiver. The spec's data/ack traces
 (`rate:<bottleneck>`) and delay (rtt / 2) are derived from them so the run's
 label says what the path was; the run checks that they agree.
+
+The receiver: the claims are judged on the reference's set-up, a receiver that does not
+open its window on out-of-order data (Linux < 3.12). Where every loss falls in the first
+window (light, heavy), such a receiver offered its first 10 segments and no more until the
+holes were filled: those runs hold the receiver's window at 10 segments (the switched path's
+`rwnd`). This kernel's receiver, which grows its window with every out-of-order segment, runs
+beside them as a labelled variant with its own figures and claims (ours). Where the first
+window arrives in order (base), a receiver before 3.12 had opened its window as far as the
+sender may send, so the two set-ups are one run (docs/prr-fig2.md, "The receiver").
 """
 from __future__ import annotations
 
+import fnmatch
 import logging
 from pathlib import Path
 from typing import Any, Mapping
 
 from analysis.coverage import Coverage
+from controllers.drop_plan import DropPlan, DropPlanError
 from experiments.prr.plot import plot_recoveries
 from runkinds.switched_path.transfer_run import load_transfer_run, transfer_metrics
 from analysis.summary import finished_runs, latest_per_run, write_csv
@@ -31,7 +42,8 @@ from core.runspec import RunSpec, make_params
 from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
-from experiments.prr.claims import CLAIMS, acks_waited
+from experiments.prr.claims import (CLAIMS, HELD_RWND_SEGMENTS, REFERENCE, TODAY,
+                                    acks_waited)
 from experiments.prr.fig2_predictions import COLUMNS as MODEL_COLUMNS, predict
 from runkinds.registry import SWITCHED_PATH, kind_of
 
@@ -47,6 +59,15 @@ DEFAULT_RTT_MS = 40
 QUICK_SIZES = (32 * 1024,)
 RECOVERY_LABELS = {"rate-halving": "rate halving (Linux <= 3.1)", "rfc3517": "RFC 3517",
                    "prr-kernel": "PRR (kernel)", "prr-bpf": "PRR (eBPF check)"}
+# The initial window (route initcwnd): a loss at or below it is in the first window.
+IW_SEGMENTS = 10
+BOTH = "both"
+TODAY_STEM = "-today-receiver"  # the variant's figures: prr-heavy-32k-cubic-pox-today-receiver
+RECEIVER_TEXT = {
+    REFERENCE: f"receiver window held at {HELD_RWND_SEGMENTS} segments (a receiver before "
+               "Linux 3.12: the reference's set-up)",
+    TODAY: "THIS KERNEL'S RECEIVER (grows its window on out-of-order data): a variant, not "
+           "the reference's set-up"}
 
 
 ALL = "all"
@@ -80,10 +101,16 @@ OPTIONS: tuple[Setting, ...] = (
             maximum=1000),
     Setting("rtt", int, "round-trip time in ms, an even number (20 ms each way by default)",
             default=DEFAULT_RTT_MS, minimum=0, maximum=2000, validate=_check_rtt),
+    Setting("receiver", str, "the receiver where every loss falls in the first window: "
+            f"{REFERENCE} (the claims' set-up: its window held at {HELD_RWND_SEGMENTS} "
+            f"segments, as a receiver before Linux 3.12 held it), {TODAY} (this kernel's, "
+            f"which grows its window on out-of-order data: a variant with claims of our own), "
+            f"or {BOTH}", default=BOTH, choices=(BOTH, REFERENCE, TODAY)),
 )
 
 SUMMARY_COLUMNS = [
-    "pattern", "size_bytes", "recovery", "cc", "trial", "transfer_time_s",
+    "pattern", "size_bytes", "recovery", "cc", "receiver", "rwnd_segments", "trial",
+    "transfer_time_s",
     "time_in_recovery_s", "cwnd_entry", "ssthresh_entry", "cwnd_exit", "ssthresh_exit",
     "retransmissions", "timeouts", "drops_as_planned", "controller", "datapath", "provider",
     "recovery_episodes", "new_in_recovery", "recovery_acks", "acks_before_new", "acks_waited",
@@ -92,7 +119,7 @@ SUMMARY_COLUMNS = [
     "entry_after_dupthresh_ms", "acks_after_dupthresh", "path_delay_median_ms",
     "path_delay_max_ms",
     "total_retrans_tcp_info", "bottleneck_mbps", "rtt_ms", "controller_latency_ms",
-    "tcp_recovery_sysctl"] + MODEL_COLUMNS + ["run"]
+    "tcp_recovery_sysctl", "rwnd_segments_before_recovery"] + MODEL_COLUMNS + ["run"]
 
 
 class PrrFig2(Experiment):
@@ -102,6 +129,9 @@ class PrrFig2(Experiment):
 
     quick_note = "32 KB only, every pattern and recovery"
     claims = CLAIMS
+    headline = ("prr-heavy-32k-cubic-*", "prr-heavy-*")
+    headline_caption = ("Figure 2, heavy loss, the reference's receiver: each recovery's "
+                        "time-sequence plot and window")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:
@@ -113,6 +143,21 @@ class PrrFig2(Experiment):
         self.recovery = None if o["recovery"] == ALL else str(o["recovery"])
         self.cc, self.controller = str(o["cc"]), str(o["controller"])
         self.bottleneck, self.rtt = float(o["bottleneck"]), int(o["rtt"])
+        self.receiver = str(o.get("receiver", BOTH))
+
+    def headline_figure(self, folder: Path) -> tuple[Path, str] | None:
+        """The heavy pattern's figure in the reference's set-up; the variant's, said so, when
+        the reference's runs are not on record."""
+        drawn = sorted(folder.glob("*.png"))
+        for variant in (False, True):
+            for pattern in self.headline:
+                for path in drawn:
+                    if fnmatch.fnmatchcase(path.stem, pattern) and \
+                            (TODAY_STEM in path.stem) == variant:
+                        return path, (self.headline_caption if not variant else
+                                      "Figure 2, heavy loss, with this kernel's receiver: a "
+                                      "variant (the reference's runs are not on record)")
+        return None
 
     def resolved_options(self) -> dict[str, Any]:
         """`--controller auto` decided: the controller that serves on this machine."""
@@ -129,9 +174,17 @@ class PrrFig2(Experiment):
                         options=make_params(topology=SWITCHED_PATH.name, pattern=pattern,
                                             size=size, recovery=recovery,
                                             controller=controller, bottleneck=self.bottleneck,
-                                            rtt=self.rtt))
-                for t in range(1, trials + 1) for pattern in patterns for size in sizes
+                                            rtt=self.rtt, rwnd=rwnd))
+                for t in range(1, trials + 1) for pattern in patterns
+                for rwnd in self._windows(pattern) for size in sizes
                 for recovery in recoveries]
+
+    def _windows(self, pattern: str) -> tuple[int | None, ...]:
+        """The receiver windows to hold for a pattern (None: this kernel's receiver)."""
+        if not losses_in_first_window(pattern):
+            return (None,)  # the two set-ups are one run
+        held = {REFERENCE: (HELD_RWND_SEGMENTS,), TODAY: (None,)}
+        return held.get(self.receiver, (HELD_RWND_SEGMENTS, None))
 
     # ------------------------------------------------------------- figures
 
@@ -148,9 +201,13 @@ class PrrFig2(Experiment):
             return []
         rows = [summary_row(r.spec, metrics[r.path], r.meta, r.path.name) for r in records]
         rows.sort(key=lambda row: (row["pattern"], row["size_bytes"], row["cc"],
-                                   _order(row["recovery"]), row["trial"]))
+                                   row["receiver"], _order(row["recovery"]), row["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS)]
         files += self._figures(records, out_dir)
+        for old in [*out_dir.glob("prr-*.png"), *out_dir.glob("prr-*.svg")]:
+            if old not in files:  # a figure of runs no longer on record, or of an older layout
+                old.unlink()
+                log.info("removed %s: no run on record draws it now", old.name)
         stale = out_dir / "claims.csv"  # written by this experiment's former evaluator
         if stale.is_file():
             stale.unlink()
@@ -168,10 +225,10 @@ class PrrFig2(Experiment):
         for r in records:
             o = dict(r.spec.options)
             key = (o["pattern"], o["size"], r.spec.scheme, o["bottleneck"], o["rtt"],
-                   o["controller"])
+                   o["controller"], receiver_of(r.spec))
             groups.setdefault(key, []).append(r)
         files: list[Path] = []
-        for (pattern, size, cc, bottleneck, rtt, controller), recs in sorted(
+        for (pattern, size, cc, bottleneck, rtt, controller, receiver), recs in sorted(
                 groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
             panels = []
             first: dict[str, Any] = {}
@@ -196,11 +253,35 @@ class PrrFig2(Experiment):
                      f"{cc}, IW10, {bottleneck:g} Mbit/s, RTT {rtt} ms; controller "
                      f"{_controller(meta)}, OVS {_datapath(meta)} datapath; loss detection "
                      f"{_loss_detection(meta)}")
+            if losses_in_first_window(pattern):
+                title += f"\n{RECEIVER_TEXT[receiver]}"
             stem = f"prr-{pattern.replace(',', '_')}-{size // 1024}k-{cc}-{controller}"
             if (bottleneck, rtt) != (DEFAULT_BOTTLENECK_MBPS, DEFAULT_RTT_MS):
                 stem += f"-{bottleneck:g}mbit-{rtt}ms"
+            if receiver == TODAY:
+                stem += TODAY_STEM
             files += plot_recoveries(panels, title, out_dir, stem)
         return files
+
+
+def losses_in_first_window(pattern: str) -> bool:
+    """Whether every planned loss falls in the initial window: there a receiver before Linux
+    3.12 offered its first window and no more until the holes were filled (False for a
+    pattern that does not parse: such a run fails on its own)."""
+    try:
+        segments = DropPlan.parse(pattern).segments
+    except DropPlanError:
+        return False
+    return bool(segments) and max(segments) <= IW_SEGMENTS
+
+
+def receiver_of(spec: RunSpec) -> str:
+    """The set-up a run's receiver belongs to: this kernel's where the reference's would
+    have held its window, else the reference's (a held window, or a pattern where the two
+    are one run)."""
+    pattern = str(spec.option("pattern", ""))
+    held = spec.option("rwnd") is not None
+    return TODAY if losses_in_first_window(pattern) and not held else REFERENCE
 
 
 def resolve_controller(requested: str) -> str:
@@ -231,7 +312,8 @@ def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],
     o = dict(spec.options)
     row = dict(metrics)
     row.update(pattern=o.get("pattern"), size_bytes=o.get("size"), recovery=o.get("recovery"),
-               cc=spec.scheme, trial=spec.trial, controller=_controller(meta),
+               cc=spec.scheme, receiver=receiver_of(spec), rwnd_segments=o.get("rwnd"),
+               trial=spec.trial, controller=_controller(meta),
                datapath=_datapath(meta), provider=_provider(meta),
                bottleneck_mbps=o.get("bottleneck"), rtt_ms=o.get("rtt"),
                controller_latency_ms=(meta.get("controller") or {}).get("added_latency_ms"),
@@ -239,7 +321,7 @@ def summary_row(spec: RunSpec, metrics: dict[str, Any], meta: dict[str, Any],
                run=run)
     row["acks_waited"] = acks_waited(row)
     row.update(predict(row["pattern"], row["size_bytes"], row["cc"], row["recovery"],
-                       row["bottleneck_mbps"], row["rtt_ms"]))
+                       row["bottleneck_mbps"], row["rtt_ms"], o.get("rwnd")))
     return row
 
 

@@ -69,7 +69,8 @@ class Variant:
 
 
 VARIANTS: tuple[Variant, ...] = (
-    Variant("default", "as prr-fig2 runs it: tcp_recovery=1, tcp_reordering=3, TLP off"),
+    Variant("default", "this kernel's receiver, tcp_recovery=1, tcp_reordering=3, TLP off "
+            "(prr-fig2's today-receiver variant)"),
     Variant("recovery-0", "tcp_recovery=0 (bit 0x1, RACK, no longer turns it off)",
             sysctls="tcp_recovery=0"),
     Variant("static-reo", "tcp_recovery=3 (0x2: a static reordering window)",
@@ -82,8 +83,8 @@ VARIANTS: tuple[Variant, ...] = (
             model=(("reordering", 10),)),
     Variant("tlp", "tcp_early_retrans=3 (tail loss probe on, the kernel's default)",
             sysctls="tcp_early_retrans=3"),
-    Variant("rwnd-10", "receiver window 10 segments (a Linux < 3.12 receiver's first window)",
-            rwnd=10),
+    Variant("rwnd-10", "receiver window 10 segments (a Linux < 3.12 receiver's first window: "
+            "prr-fig2's reference set-up)", rwnd=10),
     Variant("rwnd-10-reordering-1", "receiver window 10 segments and tcp_reordering=1",
             sysctls="tcp_reordering=1", rwnd=10, model=(("reordering", 1),)),
 )

@@ -5,4 +5,5 @@ from __future__ import annotations
 from experiments.sprout.fig7 import SproutFig7
 from experiments.sprout.risk import SproutRisk
 
+PAPER = "Sprout (Winstein, Sivaraman, Balakrishnan; NSDI 2013)"
 EXPERIMENTS = (SproutFig7, SproutRisk)

@@ -152,6 +152,9 @@ class SproutFig7(TradeoffExperiment):
     title = "Sprout Figure 7: throughput vs self-inflicted delay over four cellular networks"
     quick_note = "one stretch of each trace pair, every scheme, both directions at once"
     claims = FIG7_CLAIMS
+    headline = ("fig7",)
+    headline_caption = ("Figure 7: ours (filled) beside the paper's own points (hollow, "
+                        "labelled 'paper') on each of the eight links")
     options = TradeoffExperiment.options + (SUBSTITUTE_OPTION, NETWORKS_OPTION, SCHEMES_OPTION)
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None,

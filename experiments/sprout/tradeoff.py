@@ -60,6 +60,7 @@ class TradeoffExperiment(Experiment):
 
     delay_ms = DELAY_MS
     queue = QUEUE
+    compared_metrics = ("throughput_mbps", "self_inflicted_delay_ms", "p95_e2e_delay_ms")
 
     # The mode and the full run's warm-up skip, from the command line (`repro run
     # sprout-fig7 --one-way --warmup-s 30`); they become the runs' options read by

@@ -184,6 +184,14 @@ def port_throughput(q: QueueLog, start_s: float, end_s: float) -> tuple[float, f
     return float(ip.sum() * 8 / seconds / 1e6), float(payload.sum() * 8 / seconds / 1e6)
 
 
+def link_utilization(q: QueueLog, start_s: float, end_s: float, rate_mbps: float) -> float:
+    """The share of the window the link spent serializing packets: bytes as the emulator
+    counts them (IP length + 4) over what the rate serializes in the window. (IP bytes alone
+    read a link that never idles as 1500/1504 = 99.73% busy.)"""
+    departed = (q.departure_us >= round(start_s * 1e6)) & (q.departure_us < round(end_s * 1e6))
+    return float(q.size[departed].sum() * 8 / ((end_s - start_s) * rate_mbps * 1e6))
+
+
 def iperf_goodput_mbps(flow_dir: Path) -> float | None:
     """The flow's goodput as its iperf3 server measured it (its whole run), else the
     client's report of it."""
@@ -325,7 +333,7 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
     m["drops_total"] = int(q.drop_arrival_us.size)
     throughput, goodput = port_throughput(q, start_s, end_s)
     m.update(throughput_mbps=throughput, goodput_mbps=goodput,
-             utilization=throughput / shape.rate_mbps)
+             utilization=link_utilization(q, start_s, end_s, shape.rate_mbps))
     verification = meta.get("verification") or {}
     flows = verification.get("flows") or []
     folders = [run_dir / str(f.get("folder")) for f in flows]

@@ -31,6 +31,8 @@ def test_one_run_drops_exactly_the_plan_and_reads_the_kernel(
     assert m["recovery_episodes"] >= 1 and m["ssthresh_entry"] == 7  # Cubic: 0.7 x IW10
     assert 0 < m["transfer_time_s"] < 5
     assert m["window_valid"] is True, m["window_verdict"]
+    # prr-fig2's default set-up holds the receiver at 10 segments in these patterns.
+    assert spec.option("rwnd") == 10 and m["rwnd_segments_before_recovery"] <= 10
     meta = json.loads((outcome.path / "meta.json").read_text())
     assert meta["verification"]["cc_used"] == meta["provider"]["cc_kernel_name"]
     # An eBPF recovery records the shape of cong_control it was built for: this kernel's.

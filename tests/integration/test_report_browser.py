@@ -1,7 +1,9 @@
 """The report in a real browser: headless Chromium through chromedriver (Selenium), at a
-desktop width and a phone's. Every image must load, every experiment that ran must
-show its claims table, nothing may scroll sideways, and nothing may come from the
-network. Screenshots are kept in the test's temporary folder (the path is printed).
+desktop width and a phone's. The first screen at 1280 x 800 must show a figure, every
+image must load and every link resolve (files in the results folder, anchors in the page
+and in the rendered docs), every experiment that ran must show each of its claims,
+nothing may scroll sideways, and nothing may come from the network. Screenshots are kept
+in the test's temporary folder (the path is printed).
 
 Needs Debian's chromium, chromium-driver and python3-selenium (setup/install.sh
 installs them when tests are run: ./run_tests.sh). On Ubuntu those two names only lead
@@ -115,6 +117,60 @@ def _viewport(driver: Any, width: int, height: int) -> None:
         "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
 
 
+def test_the_first_screen_shows_a_figure(report: Path, browser: Any, tmp_path: Path) -> None:
+    """At 1280 x 800, before any scroll: a paper's headline figure, loaded, on screen."""
+    _viewport(browser, 1280, 800)
+    browser.get(report.as_uri())
+    shown = browser.execute_script(
+        "return Array.from(document.images).filter(i => { const r = i.getBoundingClientRect();"
+        " return r.top < window.innerHeight && r.bottom > 0 && r.height > 100 && i.complete"
+        " && i.naturalWidth > 0 && i.closest('#glance'); }).map(i => i.getAttribute('src'))")
+    assert shown, "no figure on the first screen at 1280 x 800"
+    before = browser.execute_script(
+        "const t = document.querySelector('table'); return t ? t.getBoundingClientRect().top"
+        " : 1e9")
+    assert before >= 800, f"a table starts {before} px down, on the first screen"
+    shot = tmp_path / "first-screen-1280x800.png"
+    browser.save_screenshot(str(shot))
+    print(f"screenshot: {shot} (figures on it: {shown})")
+
+
+def _target(report: Path, href: str) -> tuple[Path | None, str]:
+    """(the file a relative link names, or None for the page itself; its anchor)."""
+    path, _, anchor = href.partition("#")
+    return ((report.parent / path) if path else None), anchor
+
+
+def test_every_link_and_image_resolves(report: Path, browser: Any) -> None:
+    _viewport(browser, 1280, 900)
+    browser.get(report.as_uri())
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    hrefs = browser.execute_script(
+        "return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
+    ids = set(browser.execute_script(
+        "return Array.from(document.querySelectorAll('[id]')).map(e => e.id)"))
+    assert hrefs
+    broken = []
+    for href in hrefs:
+        assert "://" not in href, f"a link leaves the results folder: {href}"
+        target, anchor = _target(report, href)
+        if target is None:
+            if anchor not in ids:
+                broken.append(href)
+        elif not target.exists():
+            broken.append(href)
+        elif anchor and f'id="{anchor}"' not in target.read_text(errors="replace"):
+            broken.append(href)
+    assert not broken, f"links that do not resolve: {broken[:10]}"
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete,"
+        " i.naturalWidth])")
+    assert images, "the report shows no figure"
+    missing = [src for src, complete, natural in images if not complete or natural == 0]
+    assert not missing, f"images that did not load: {missing}"
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
                                      tmp_path: Path, traces: TraceSet) -> None:
@@ -129,13 +185,13 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
     broken = [src for src, complete, natural in images if not complete or natural == 0]
     assert not broken, f"images that did not load: {broken}"
     sections = [e.name for e in all_experiments(traces)]
-    tables = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section')).map(s => "
-        "[s.id, s.querySelectorAll('table.claims tbody tr').length])")
-    assert {sid for sid, rows in tables if rows} == set(sections), tables
+    claims = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article')).map(s => "
+        "[s.id, s.querySelectorAll('[data-claim]').length])")
+    assert {sid for sid, rows in claims if rows} == set(sections), claims
     for exp in all_experiments(traces):
-        rows = dict(tables)[exp.name]
-        assert rows == len(exp.claims), f"{exp.name}: {rows} claim rows"
+        shown = dict(claims)[exp.name]
+        assert shown == len(exp.claims), f"{exp.name}: {shown} of {len(exp.claims)} claims shown"
     sideways = browser.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth]")
     assert sideways[0] <= sideways[1], f"the page scrolls sideways at {width} px: {sideways}"
@@ -151,7 +207,8 @@ def test_report_in_headless_chromium(report: Path, browser: Any, width: int,
     # The eight-panel figure spans the page at a desktop width (not squeezed beside a panel).
     if width >= 1000:
         fig7 = browser.execute_script(
-            "const i = Array.from(document.images).find(i => i.src.endsWith('/fig7.png'));"
+            "const i = Array.from(document.images).find(i => i.src.endsWith('/fig7.png')"
+            " && !i.closest('#glance'));"
             "return i ? i.getBoundingClientRect().width : 0")
         assert fig7, "no fig7.png in the report: are the traces here? (NETREPRO_TRACES)"
         assert fig7 > 900, f"fig7 is drawn {fig7} px wide"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from analysis.claims.model import FAIL, FULL, NOT_RUN, PASS, QUICK, evaluate_all
+from analysis.queue_log import parse_queue_log_text
 from analysis.summary import RunRecord
 
 from experiments.buffer_sizing import model, sawtooth
@@ -118,6 +119,19 @@ def test_drops_within_two_round_trips_are_one_loss_event() -> None:
     drops = np.array([1.0, 1.05, 1.2, 5.0, 5.1, 9.0])
     assert sawtooth.loss_events(drops, 0.25) == [1.0, 5.0, 9.0]
     assert sawtooth.loss_events(drops, 0.01) == [1.0, 1.05, 1.2, 5.0, 5.1, 9.0]
+
+
+def test_periods_that_began_in_the_warm_up_are_left_out() -> None:
+    # A packet every 10 ms, and drops at 1, 3, 6 and 9 s: slow start
+    # ends at 1 s, so the periods are 3-6 and 6-9 s; a scored window from 4 s keeps 6-9.
+    lines = ["# base timestamp: 1000"]
+    for t_us in range(0, 10_000_000, 10_000):
+        lines.append(f"- {t_us} 5 1504 0 0 {t_us} {t_us} {t_us}")
+    lines += [f"d {t_us} 100 1504 0" for t_us in (1_000_000, 3_000_000, 6_000_000, 9_000_000)]
+    q = parse_queue_log_text("\n".join(lines) + "\n")
+    assert [(p.start_s, p.end_s) for p in sawtooth.periods(q, 0.5)] == [(3.0, 6.0), (6.0, 9.0)]
+    kept = sawtooth.periods(q, 0.5, start_s=4.0)
+    assert [(p.start_s, p.end_s) for p in kept] == [(6.0, 9.0)]
 
 
 def test_a_rise_that_bends_down_is_concave_and_a_line_is_not() -> None:

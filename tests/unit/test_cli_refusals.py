@@ -96,6 +96,10 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], int, str]]:
         (["verify", "sprout-fig8"], EXIT_USAGE, "unknown experiment 'sprout-fig8'"),
         (["verify", "--results", missing], EXIT_USAGE, "no results folder at"),
         (["pack", "sprout-fig8"], EXIT_USAGE, "unknown experiment 'sprout-fig8'"),
+        (["compare", missing], EXIT_USAGE, "required: b"),
+        (["compare", missing, missing, "sprout-fig8"], EXIT_USAGE,
+         "unknown experiment 'sprout-fig8'"),
+        (["compare", missing, missing], EXIT_USAGE, "no such results folder or bundle"),
         # contest
         (["contest"], EXIT_USAGE, "required: ACTION"),
         (["contest", "submit"], EXIT_USAGE, "required: DIR_OR_FILES"),

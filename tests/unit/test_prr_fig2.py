@@ -20,16 +20,20 @@ from tests.unit.prr_fake_run import write_fake_run
 
 def test_the_matrix_is_patterns_by_sizes_by_recoveries() -> None:
     full = PrrFig2(None).matrix(quick=False)
-    assert len(full) == 3 * 2 * 4
-    cells = {(s.option("pattern"), s.option("size"), s.option("recovery")) for s in full}
+    # Light and heavy under both receivers (held at 10 segments, and this kernel's); base once.
+    assert len(full) == (2 * 2 + 1) * 2 * 4
+    cells = {(s.option("pattern"), s.option("size"), s.option("recovery"), s.option("rwnd"))
+             for s in full}
     assert len(cells) == len(full)
+    assert {(s.option("pattern"), s.option("rwnd")) for s in full} == \
+        {("light", 10), ("light", None), ("heavy", 10), ("heavy", None), ("base", None)}
     assert {s.scheme for s in full} == {"cubic"}
     assert len({s.option("controller") for s in full}) == 1
     assert all(s.option("controller") in ("pox", "os-ken", "auto") and s.delay_ms == 20
                and s.data_trace == "rate:10" for s in full)
     quick = PrrFig2(None).matrix(quick=True)
-    assert {s.option("size") for s in quick} == {32768} and len(quick) == 12
-    assert len({s.run_id() for s in PrrFig2(None).matrix(quick=True, trials=2)}) == 24
+    assert {s.option("size") for s in quick} == {32768} and len(quick) == 20
+    assert len({s.run_id() for s in PrrFig2(None).matrix(quick=True, trials=2)}) == 40
     assert get_experiment("prr-fig2", PrrFig2(None).traces).name == "prr-fig2"
 
 
@@ -52,16 +56,36 @@ def test_auto_becomes_the_controller_that_would_serve(monkeypatch: pytest.Monkey
 
 def test_options_narrow_the_matrix_and_are_part_of_the_id() -> None:
     one = PrrFig2(None, dict(pattern="heavy", size=65536, recovery="rfc3517", cc="reno",
-                  controller="pox", bottleneck=100, rtt=20)).matrix(quick=True)
+                  controller="pox", bottleneck=100, rtt=20,
+                  receiver="reference")).matrix(quick=True)
     assert len(one) == 1
     spec = one[0]
     assert (spec.scheme, spec.option("controller"), spec.data_trace, spec.delay_ms) == \
         ("reno", "pox", "rate:100", 10)
     assert spec.run_id() != PrrFig2(None, dict(pattern="heavy", size=65536, recovery="rfc3517",
                                     cc="reno", controller="os-ken", bottleneck=100,
-                                    rtt=20)).matrix(quick=True)[0].run_id()
+                                    rtt=20, receiver="reference")).matrix(quick=True)[0].run_id()
     assert {o.name for o in OPTIONS} == {"pattern", "size", "recovery", "cc", "controller",
-                                         "bottleneck", "rtt"}
+                                         "bottleneck", "rtt", "receiver"}
+
+
+def test_the_receiver_option_chooses_the_set_ups_and_labels_each_run() -> None:
+    from experiments.prr.fig2 import losses_in_first_window, receiver_of
+    assert losses_in_first_window("light") and losses_in_first_window("heavy")
+    assert losses_in_first_window("1,2,10") and not losses_in_first_window("base")
+    assert not losses_in_first_window("9-11") and not losses_in_first_window("nonsense")
+    reference = PrrFig2(None, dict(receiver="reference")).matrix(quick=True)
+    today = PrrFig2(None, dict(receiver="today")).matrix(quick=True)
+    assert {(s.option("pattern"), s.option("rwnd")) for s in reference} == \
+        {("light", 10), ("heavy", 10), ("base", None)}
+    assert {(s.option("pattern"), s.option("rwnd")) for s in today} == \
+        {("light", None), ("heavy", None), ("base", None)}
+    assert {receiver_of(s) for s in reference} == {"reference"}
+    # Base is one run for both set-ups, judged as the reference's.
+    assert {(s.option("pattern"), receiver_of(s)) for s in today} == \
+        {("light", "today"), ("heavy", "today"), ("base", "reference")}
+    # A run made before the option, with this kernel's receiver, is today's variant.
+    assert all(s in PrrFig2(None).matrix(quick=True) for s in today)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -98,25 +122,31 @@ def test_figures_summary_and_claims_from_finished_runs(tmp_path: Path) -> None:
     names = {f.name for f in files}
     controller = specs[0].option("controller")
     assert {"summary.csv", f"prr-light-32k-cubic-{controller}.png",
-            f"prr-light-32k-cubic-{controller}.svg"} <= names
+            f"prr-light-32k-cubic-{controller}.svg",
+            f"prr-light-32k-cubic-{controller}-today-receiver.png"} <= names
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
-    assert [r["recovery"] for r in rows] == ["rate-halving", "prr-kernel"]
+    assert [(r["receiver"], r["recovery"]) for r in rows] == [
+        ("reference", "rate-halving"), ("reference", "prr-kernel"),
+        ("today", "rate-halving"), ("today", "prr-kernel")]
+    assert [r["rwnd_segments"] for r in rows] == ["10", "10", "", ""]
+    rows = rows[:2]
     assert rows[0]["drops_as_planned"] == "True" and rows[0]["controller"] == "os-ken"
     assert rows[0]["cwnd_exit"] == "7" and rows[0]["transfer_time_s"] == "0.2"
     report = exp.evaluate_claims(store)
     claims = {r.id: r for r in report.results}
     assert set(claims) == {c.id for c in CLAIMS}
     assert claims["prr-exits-at-ssthresh"].verdict == PASS  # cwnd 7 = ssthresh 7
-    assert len(claims["prr-exits-at-ssthresh"].runs) == 1  # the prr-kernel run only
+    # The paper's claims stand on the reference's runs: the prr-kernel run, held at 10.
+    assert len(claims["prr-exits-at-ssthresh"].runs) == 1
     assert claims["rate-halving-ends-below"].verdict == FAIL  # the same made-up numbers
     assert claims["prr-faster-heavy"].verdict == NOT_RUN  # no heavy pattern on record
     assert claims["ssthresh-is-beta-of-window"].verdict == PASS  # 7 = 0.7 x 10
-    assert len(claims["ssthresh-is-beta-of-window"].runs) == 2
+    assert len(claims["ssthresh-is-beta-of-window"].runs) == 4  # ours: both receivers
 
 
 def _row(recovery: str, pattern: str = "heavy", **values) -> dict:
     row = {"pattern": pattern, "size_bytes": 32768, "recovery": recovery, "cc": "cubic",
-           "controller": "pox", "bottleneck_mbps": 10.0, "rtt_ms": 40,
+           "receiver": "reference", "controller": "pox", "bottleneck_mbps": 10.0, "rtt_ms": 40,
            "drops_as_planned": True, "run": f"{pattern}-{recovery}-{len(values)}"}
     row.update(values)
     row["acks_waited"] = acks_waited(row)
@@ -166,6 +196,9 @@ def test_ssthresh_ratio_uses_the_cc_beta() -> None:
 def test_rate_halving_collapse_and_below() -> None:
     assert evaluate(_claim("rate-halving-collapses-heavy"),
                     [_row("rate-halving", cwnd_exit=2)]).verdict == PASS
+    # The paper's claim is not judged on the variant's receiver.
+    assert evaluate(_claim("rate-halving-collapses-heavy"),
+                    [_row("rate-halving", cwnd_exit=4, receiver="today")]).verdict == NOT_RUN
     assert evaluate(_claim("rate-halving-collapses-heavy"),
                     [_row("rate-halving", cwnd_exit=3)]).verdict == FAIL
     assert evaluate(_claim("rate-halving-collapses-heavy"),
@@ -235,15 +268,15 @@ def test_a_run_with_an_absurd_window_is_invalid_and_never_plotted(tmp_path: Path
     from runkinds.metrics import derive
 
     store = ExperimentStore(tmp_path / "prr-fig2")
-    specs = [s for s in PrrFig2(None, dict(pattern="light")).matrix(quick=True)
-             if s.option("recovery") in ("rate-halving", "rfc3517")]
+    specs = [s for s in PrrFig2(None, dict(pattern="light", receiver="reference"))
+             .matrix(quick=True) if s.option("recovery") in ("rate-halving", "rfc3517")]
     dirs = {s.option("recovery"): _finished(store, s, tmp_path) for s in specs}
     _make_window_absurd(dirs["rfc3517"])
     meta = write_fake_run(tmp_path / "fresh", specs[0])
     _make_window_absurd(tmp_path / "fresh")
     with pytest.raises(RunInvalid, match="absurd kernel window: snd_cwnd 2183148773"):
         judge(specs[0], derive(tmp_path / "fresh", specs[0], meta), meta)
-    PrrFig2(None).make_figures(store, store.root)
+    PrrFig2(None, dict(receiver="reference")).make_figures(store, store.root)
     rows = list(csv.DictReader(open(store.root / "summary.csv")))
     assert [r["recovery"] for r in rows] == ["rate-halving"]
 
@@ -263,7 +296,7 @@ def test_verify_rederives_a_prr_folder_and_shows_its_claims(tmp_path: Path) -> N
     from app.publish.verify import EXIT_FAILED, verify_experiment
     from analysis.rederive import DIFFERS, MATCH
     store = ExperimentStore(tmp_path / "prr-fig2")
-    exp = PrrFig2(None, dict(pattern="light"))
+    exp = PrrFig2(None, dict(pattern="light", receiver="reference"))
     specs = [s for s in exp.matrix(quick=True)
              if s.option("recovery") in ("prr-kernel", "prr-bpf")]
     dirs = [_finished(store, spec, tmp_path) for spec in specs]

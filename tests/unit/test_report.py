@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from analysis.claims.checks import EveryGroup
+from analysis.claims.model import BOTH, Cause, Claim
 from app.publish.report import png_size, write_report
 from core.paths import ProjectPaths
 from experiments.registry import all_experiments
@@ -21,10 +23,12 @@ def test_report_shows_claims_failures_environment_and_runs(tmp_path):
     claims = json.loads((store.root / "claims.json").read_text())
     assert claims["experiment"] == EXP.name and claims["mode"] == "quick"
     assert (store.root / "claims.md").is_file()
-    assert page.count('<table class="claims">') == 1  # the other experiments did not run
+    assert page.count('<table class="claims passed">') == 1  # the others did not run
     assert 'name="viewport"' in page
     assert "throughput-rises" in page and "0.23 Mbit/s" in page
     assert "TraceMissing: trace X is missing" in page and "finished on a later attempt" in page
+    # Claims not run collapse into one line per reason.
+    assert "NOT RUN</span>: 12 full-run claims: run `./repro run contest-warmup-a`" in page
     assert "kernel 6.1-test" in page and "Emulator lateness" in page
     for run in store.done_runs():
         assert f'href="{EXP.name}/runs/{run.name}/"' in page
@@ -102,3 +106,47 @@ def test_report_leaves_runs_outside_the_plan_out_of_its_timing_counts(tmp_path):
     assert "worst p99 150 µs; 0 runs above the 2.0 ms limit" in page
     assert page.count("(not in this plan: not counted)") == len(quick_only)
     assert f"{len(quick_only)} finished runs on record that this plan does not use" in page
+
+
+class _WithAFailingClaim(type(EXP)):  # type: ignore[misc]
+    """Warm-up A with one more claim that fails in every cell, its cause on record."""
+    claims = type(EXP).claims + (Claim(
+        id="delay-under-1-ms", text="every window's p95 signal delay is under 1 ms",
+        source="a test", paper="(our check: a test's)", mode=BOTH,
+        reason="made to fail", check=EveryGroup("p95_signal_delay_ms", "<=", 1.0, ("window",)),
+        causes=(Cause("docs/prr-fig2.md#the-base-pattern-at-64-kb-under-cubic"),)),)
+    headline = ("throughput-vs-delay",)
+    headline_caption = "the sweep"
+
+
+def test_the_first_screen_comes_before_any_table_and_fails_come_first(tmp_path):
+    from core.results import ExperimentStore
+    from tests.unit.fake_runs import add_logged_run
+    from tests.unit.test_verify import RISING
+    store = build(tmp_path)
+    exp = _WithAFailingClaim(EXP.traces)
+    exp.make_figures(store, store.root)
+    for spec in EXP.matrix(quick=True)[:2]:  # what `repro run --force` leaves behind
+        store._move_aside(store.run_dir(spec), "superseded")
+    for spec in EXP.matrix(quick=True)[:2]:  # ... and the reruns that replaced them
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(ExperimentStore(tmp_path / EXP.name), spec, every, delay)
+    page = write_report(ProjectPaths(results_override=tmp_path), [exp]).read_text()
+    glance, first_table = page.index('id="glance"'), page.index("<table")
+    sections = page.index('<section class="paper"')
+    assert glance < sections < first_table
+    headline = re.findall(r'<img src="([^"]+)"', page[glance:sections])
+    assert headline == [f"{EXP.name}/throughput-vs-delay.png"]
+    assert re.search(r"1 of \d judged claims fail \(each with a measured cause\)", page)
+    failed, passed = page.index('<table class="claims failed">'), \
+        page.index('<table class="claims passed">')
+    assert failed < passed
+    # The cause links to its section, rendered into the results folder with that anchor.
+    link = 'href="docs/prr-fig2.html#the-base-pattern-at-64-kb-under-cubic"'
+    assert link in page[failed:passed]
+    doc = (tmp_path / "docs" / "prr-fig2.html").read_text()
+    assert 'id="the-base-pattern-at-64-kb-under-cubic"' in doc
+    for image in re.findall(r'<img[^>]*src="([^"]+)"', doc):
+        assert (tmp_path / "docs" / image).is_file(), image
+    assert "2 earlier runs replaced by a rerun (--force), not failures" in page
+    assert "failed attempts" not in page.split('id="contest-warmup-a"')[1].split("<h4>")[0]

@@ -103,6 +103,40 @@ def test_failed_run_keeps_artifacts_and_reason(tmp_path) -> None:
     assert not store.is_done(s)
 
 
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_run_redone_with_force_is_superseded_not_failed(tmp_path, pooled: bool) -> None:
+    """`repro run --force` commits a second run of a finished spec: the first is kept under
+    superseded/, and is no failed attempt."""
+    store = ExperimentStore(tmp_path / "exp", pool=tmp_path / "runs" if pooled else None)
+    s = spec()
+    first = store.new_temp_dir(s)
+    (first / "data.log").write_text("first\n")
+    store.commit(first, s)
+    again = store.new_temp_dir(s)
+    (again / "data.log").write_text("again\n")
+    store.commit(again, s)
+    assert (store.run_dir(s) / "data.log").read_text() == "again\n"
+    assert list(store.failures()) == []
+    kept = list(store.superseded())
+    assert len(kept) == 1 and (kept[0] / "data.log").read_text() == "first\n"
+    assert kept[0].parent == store.superseded_dir and not (kept[0] / FAILED).exists()
+
+
+def test_a_superseded_run_filed_under_failed_by_older_code_is_no_failure(tmp_path) -> None:
+    """Older code moved the replaced run into failed/ with a FAILED.json: its DONE says it
+    finished, so it is listed as superseded, not as a failed attempt."""
+    store = ExperimentStore(tmp_path / "exp")
+    old = store.failed_dir / f"{spec().dirname()}-superseded-1700000000"
+    old.mkdir(parents=True)
+    (old / DONE).write_text("2026-01-01\n")
+    (old / FAILED).write_text('{"reason": "superseded: found without a DONE marker"}')
+    real = store.failed_dir / f"{spec().dirname()}-20260101-000000-1"
+    real.mkdir()
+    (real / FAILED).write_text('{"reason": "emulator died"}')
+    assert list(store.failures()) == [real]
+    assert list(store.superseded()) == [old]
+
+
 def test_recover_moves_half_written_runs_aside(tmp_path) -> None:
     store = ExperimentStore(tmp_path / "exp")
     s = spec()

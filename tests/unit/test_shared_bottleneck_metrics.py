@@ -13,7 +13,8 @@ import pytest
 from analysis.queue_log import parse_queue_log_text
 from runkinds.shared_bottleneck.metrics import (RunShape, SharedBottleneckError,
                                                 flow_alpha_mean, iperf_goodput_mbps, jain_index,
-                                                longest_gap_to, port_throughput, queue_metrics,
+                                                link_utilization, longest_gap_to, port_throughput,
+                                                queue_metrics,
                                                 scored_window, shared_bottleneck_metrics)
 from core.runspec import RunSpec, make_params
 from kernel.dctcp_alpha import ALPHA_COLUMNS
@@ -87,6 +88,16 @@ def test_goodput_counts_payload_behind_52_bytes_of_headers() -> None:
     assert payload == pytest.approx(ip * 1448 / 1500)
 
 
+def test_a_link_that_never_idles_is_fully_utilized() -> None:
+    # Back to back for exactly the time 1000 packets of 1504 bytes (the emulator's basis)
+    # take: 100%, where IP bytes alone would read 1500/1504.
+    q = parse_queue_log_text(fifo_log([0] * 1000))
+    seconds = 1000 * SERVICE_US / 1e6
+    rate_mbps = 1504 * 8 / SERVICE_US  # the rate that serializes one packet per SERVICE_US
+    assert link_utilization(q, 0.0, seconds + 1e-6, rate_mbps) == pytest.approx(1.0, abs=1e-4)
+    assert link_utilization(q, 0.0, 2 * seconds, rate_mbps) == pytest.approx(0.5, abs=1e-4)
+
+
 def test_fairness_and_iperf_goodput(tmp_path: Path) -> None:
     assert jain_index([10.0, 10.0]) == pytest.approx(1.0)
     assert jain_index([10.0, 0.0]) == pytest.approx(0.5)
@@ -152,7 +163,9 @@ def test_a_whole_run_from_its_artifacts(tmp_path: Path) -> None:
     assert m["queue_median"] == 26 and m["queue_p5"] == 26 and m["queue_max"] == 25
     assert m["queue_in_k_band"] == 0.0  # 26 > K + 5
     assert m["marks"] > 0 and m["marked_fraction"] == pytest.approx(1.0) and m["drops"] == 0
-    assert m["utilization"] == pytest.approx(1500 / 1504 * 120.32 / 120, rel=1e-3)
+    # The fake FIFO serves a packet every 120 us, faster than 100 Mbit/s's 120.32: the link
+    # counts 1504 bytes a packet, so a link never idle reads 120.32 / 120, not 1500 / 1504 of it.
+    assert m["utilization"] == pytest.approx(120.32 / 120, rel=1e-3)
     assert m["gaps_within_10pct"] == 1.0 and m["gap_p50_us"] == 120
     assert m["flow_goodput_mbps"] == [48.0, 47.0] and m["jain_fairness"] > 0.99
     assert m["alpha_mean"] == pytest.approx(0.25) and m["alpha_flows_sampled"] == 2

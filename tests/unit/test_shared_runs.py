@@ -108,9 +108,12 @@ def test_force_reruns_a_shared_run_once_and_both_see_the_new_one(tmp_path: Path)
     for name in ("a", "b"):
         (record,) = finished_runs(s.store(name))
         assert record.metrics["ran_for"] == "b"
-    # The run it replaced is kept under the experiment that replaced it, not lost.
-    superseded = list((s.paths.results_dir / "b" / "failed").iterdir())
+    # The run it replaced is kept under the experiment that replaced it, not lost, and is
+    # no failed attempt of either.
+    superseded = list(s.store("b").superseded())
     assert len(superseded) == 1 and (superseded[0] / DONE).read_text() == first_done
+    assert superseded[0].parent == s.store("b").superseded_dir
+    assert not list(s.store("a").failures()) and not list(s.store("b").failures())
 
 
 def test_folders_from_before_the_pool_are_read_and_resumed(tmp_path: Path) -> None:

@@ -202,6 +202,51 @@ def test_late_runs_the_plan_does_not_use_are_not_counted_as_its_own(tmp_path):
             f"use") in out.getvalue()
 
 
+def test_failed_attempts_of_another_mode_are_not_counted_as_the_plans(tmp_path):
+    """In full mode, a quick run's failure still on record is listed apart, not counted."""
+    store = ExperimentStore(tmp_path / EXP.name)
+    full = EXP.matrix(quick=False)
+    quick_only = [s for s in EXP.matrix(quick=True) if s not in full]
+    for spec in full:
+        every, delay = RISING.get(spec.param("window"), (1, 150))
+        add_logged_run(store, spec, every, delay)
+    add_failed(store, quick_only[0], "RunError: the quick stretch failed")
+    add_failed(store, full[0], "RunError: a full run failed, then finished", when=0.5)
+    v = verify_results([EXP], tmp_path).experiments[0]
+    assert v.mode == "full"
+    assert len(v.failed) == 2 and len(v.failed_in_plan) == 1
+    out = io.StringIO()
+    print_experiment(v, out)
+    text = out.getvalue()
+    assert "; 1 failed attempts on record (1 since finished) (not counted: 1 failed attempts " \
+           "at runs this plan does not use)" in text
+    assert "the quick stretch failed (not this plan's run: not counted)" in text
+    assert [f["in_plan"] for f in v.to_dict()["failed"]].count(False) == 1
+
+
+def test_runs_replaced_by_force_are_not_failed_attempts(tmp_path):
+    """`repro run --force` over a finished pass: the replaced runs are kept and named as
+    superseded, and the failed-attempt count stays 0."""
+    store = ExperimentStore(tmp_path / EXP.name)
+    for spec in EXP.matrix(quick=True):
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay)
+    for run in list(store.done_runs()):  # what store.commit does with the old run
+        store._move_aside(run, "superseded")
+    for spec in EXP.matrix(quick=True):
+        every, delay = RISING[spec.param("window")]
+        add_logged_run(store, spec, every, delay)
+    v = verify_results([EXP], tmp_path).experiments[0]
+    runs = len(EXP.matrix(quick=True))
+    assert v.failed == [] and len(v.superseded) == runs and v.finished == runs
+    out = io.StringIO()
+    print_experiment(v, out)
+    assert (f"0 failed attempts on record (0 since finished); {runs} earlier runs replaced by "
+            "a rerun of the same spec (--force), kept in superseded/, not failures") \
+        in out.getvalue()
+    assert len(v.to_dict()["superseded_by_a_rerun"]) == runs
+
+
 def test_runs_whose_end_hosts_were_late_are_counted(tmp_path):
     store = ExperimentStore(tmp_path / EXP.name)
     for spec in EXP.matrix(quick=True):
