@@ -4,4 +4,5 @@ from __future__ import annotations
 
 from experiments.bbr.experiment import Bbr
 
+PAPER = "BBR: Congestion-Based Congestion Control (Cardwell et al.; ACM Queue 2016)"
 EXPERIMENTS = (Bbr,)

@@ -115,6 +115,13 @@ class Bbr(Experiment):
                   "three losses for 20 s each")
     claims = CLAIMS
     options = OPTIONS
+    compared_metrics = ("goodput_mbps", "startup_end_s", "cruise_inflight_median",
+                        "cruise_queue_median", "probe_rise_ms", "bw_estimate_down_s",
+                        "gaps_within", "cpu_idle_pct")
+    headline = ("fig4-startup",)
+    headline_caption = ("Fig. 4: the first second at 10 Mbit/s, 40 ms: BBR's Startup queue "
+                        "drained by Drain, CUBIC's still growing (grey: the kernel's BBR state "
+                        "changes)")
 
     def __init__(self, traces: TraceSet | None = None,
                  options: Mapping[str, Any] | None = None) -> None:

@@ -175,11 +175,12 @@ def fig3(found: list[tuple[dict[str, Any], RunRecord]]) -> Any:
         shade_phases(ax, run.phases, 0.0, end, legend=ax is rate_ax)
         ax.set_xlim(0, end)
         ax.legend(fontsize=7, loc="upper left", ncol=3)
-    up, down = row.get("up_step_s"), row.get("down_step_s")
+    up = (f"18 Mbit/s held from +{_s(row.get('up_step_s'))}"
+          if row.get("up_step_reached", True) else "18 Mbit/s never held")
+    down = (f"RTT <= 50 ms held from +{_s(row.get('down_step_s'))}"
+            if row.get("down_step_reached", True) else "RTT <= 50 ms never held (1 s)")
     rate_ax.set_title(f"BBR Fig. 3: 10 -> 20 -> 10 Mbit/s at {row['up_at_s']:g} and "
-                      f"{row['down_at_s']:g} s, 40 ms; reached 18 Mbit/s "
-                      f"{_s(up)} after the up-step, RTT <= 50 ms {_s(down)} after the down-step",
-                      fontsize=9)
+                      f"{row['down_at_s']:g} s, 40 ms; {up}, {down}", fontsize=9)
     return fig
 
 

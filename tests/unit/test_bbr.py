@@ -156,6 +156,27 @@ def test_startup_is_timed_from_the_syn_and_its_queue_read_at_one_second() -> Non
     assert out["queue_at_1s"] == 4 and out["queue_at_1s_bdp"] == pytest.approx(4 / 33.24)
     never = derive.startup(flow(events, found[:1], t0=0.0), bdp=33.24)
     assert never["startup_exit_s"] == pytest.approx(0.3) and not never["startup_exit_reached"]
+    # Reported beside it: Startup's end and the RTT of its last 0.2 s (5 ms queued each).
+    assert out["startup_end_s"] == pytest.approx(0.3)
+    assert out["startup_last_rtt_ms"] == pytest.approx(45.0)
+
+
+def test_cruising_is_measured_from_the_kernels_inflight_and_each_probes_own_rise() -> None:
+    found = [Phase(2.0, 2.3, "probe_bw", 1.0), Phase(2.3, 2.34, "probe_bw", 1.25),
+             Phase(2.34, 2.37, "probe_bw", 0.75), Phase(2.37, 2.6, "probe_bw", 1.0)]
+    times = [1.0 + t for t in (2.0, 2.1, 2.2, 2.31, 2.35, 2.4, 2.5)]  # the log's base is 1 s
+    samples = connection([(t, 256, 512) for t in times],
+                         inflight=[40, 40, 41, 48, 44, 39, 40])
+    run = FlowRun(record=None, queue=parse_queue_log_text(HEADER),  # type: ignore[arg-type]
+                  samples=samples, phases=found, t0_s=0.0, rtt_ms=40.0)
+    arrival = np.array([2.29, 2.30, 2.32, 2.33, 2.35])
+    rtt = np.array([47.0, 47.0, 52.0, 59.0, 50.0])
+    out = derive._cruise(run, 2.0, 3.0, arrival, rtt)
+    # The samples in the two gain-1 phases: 40, 40, 41, 39, 40.
+    assert out["cruise_inflight_median"] == pytest.approx(40.0)
+    assert out["cruise_queue_median"] == 0.0  # nothing in the (empty) log's queue
+    # The 5/4 phase's packets rose from 47 to 59 ms: its own rise is 12 ms.
+    assert out["probe_rise_ms"] == pytest.approx(12.0)
 
 
 def test_a_held_level_is_the_first_bin_from_which_it_lasts() -> None:
