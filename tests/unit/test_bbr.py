@@ -89,7 +89,8 @@ def test_the_models_give_the_specs_numbers() -> None:
 def connection(rows: list[tuple[float, int, int]], **columns: list[float]) -> Connection:
     """Samples at (time, pacing gain, cwnd gain), other columns as given."""
     n = len(rows)
-    values = {c: np.full(n, np.nan) for c in COLUMNS if c not in ("state", "cc")}
+    values: dict[str, np.ndarray] = {c: np.full(n, np.nan) for c in COLUMNS
+                                     if c not in ("state", "cc")}
     values["time_s"] = np.array([r[0] for r in rows])
     values["bbr_pacing_gain"] = np.array([float(r[1]) for r in rows])
     values["bbr_cwnd_gain"] = np.array([float(r[2]) for r in rows])

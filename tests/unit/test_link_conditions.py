@@ -149,16 +149,16 @@ l 1002 2 1504 0 0 1360
 
 def test_lost_packets_were_in_the_queue_and_are_nobodys_neighbour() -> None:
     q = parse_queue_log_text(HEADER + EVENTS)
-    assert q.lost_arrival_us.tolist() == [1002]
-    assert q.lost_departure_us.tolist() == [1360]
-    assert q.lost_backlog.tolist() == [2]
+    assert list(q.lost_arrival_us) == [1002]
+    assert list(q.lost_departure_us) == [1360]
+    assert list(q.lost_backlog) == [2]
     # The queue's length counts the lost packet until it left.
-    assert backlog_at(q, np.array([1003, 1300, 1400, 1500])).tolist() == [4, 2, 1, 0]
-    assert backlog_series(q)[1].tolist() == [0, 1, 2, 3, 0, 1]
+    assert list(backlog_at(q, np.array([1003, 1300, 1400, 1500]))) == [4, 2, 1, 0]
+    assert list(backlog_series(q)[1]) == [0, 1, 2, 3, 0, 1]
     # Gaps: 1240 after 1120 (120), and 5240 after 5120; 1480 follows the lost packet.
     gaps = departure_gaps(q)
-    assert gaps.actual_us.tolist() == [120, 120]
-    assert gaps.scheduled_us.tolist() == [120, 120]
+    assert list(gaps.actual_us) == [120, 120]
+    assert list(gaps.scheduled_us) == [120, 120]
     m = fidelity_metrics(q)
     assert m == {"gaps_backlogged": 2, "gaps_within_10pct_of_schedule": 1.0, "queue_drops": 0,
                  "random_losses": 1}
@@ -173,6 +173,6 @@ def test_gaps_are_judged_against_their_own_schedule() -> None:
 - 0 3 1504 0 0 3608 3608 4308
 """
     gaps = departure_gaps(parse_queue_log_text(text))
-    assert gaps.scheduled_us.tolist() == [1203, 601, 601]
-    assert gaps.actual_us.tolist() == [1203, 601, 1301]
+    assert list(gaps.scheduled_us) == [1203, 601, 601]
+    assert list(gaps.actual_us) == [1203, 601, 1301]
     assert gaps.fraction_within_schedule() == pytest.approx(2 / 3)

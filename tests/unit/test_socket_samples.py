@@ -115,10 +115,10 @@ def test_samples_are_read_back_per_connection(tmp_path: Path) -> None:
     assert set(found) == {(19000, 5201), (40000, 5201)}
     c = found[(19000, 5201)]
     assert len(c) == 3 and c.cc == "bbr"
-    assert c.state.tolist() == ["SYN-SENT", "ESTAB", "ESTAB"]
+    assert list(c.state) == ["SYN-SENT", "ESTAB", "ESTAB"]
     assert np.isnan(c["bytes_acked"][0]) and c["bytes_acked"][2] == 9000
-    assert bbr_mode(c["bbr_pacing_gain"], c["bbr_cwnd_gain"]).tolist() == [UNKNOWN, STARTUP,
-                                                                           DRAIN]
+    modes = bbr_mode(c["bbr_pacing_gain"], c["bbr_cwnd_gain"])
+    assert list(modes) == [UNKNOWN, STARTUP, DRAIN]
     assert window_limits(c) == {"rwnd_pct": 5.0, "sndbuf_pct": 1.0, "busy_ms": 4.0}
     assert data_connection(tmp_path, 19000) is not None
     busiest = data_connection(tmp_path, None)
@@ -130,8 +130,8 @@ def test_samples_are_read_back_per_connection(tmp_path: Path) -> None:
 def test_bbrs_modes_follow_its_gains() -> None:
     pacing = np.array([739, 88, 320, 192, 256, 256, 256, np.nan, 500])
     cwnd = np.array([739, 739, 512, 512, 512, 256, 739, np.nan, 512])
-    assert bbr_mode(pacing, cwnd).tolist() == [STARTUP, DRAIN, PROBE_BW, PROBE_BW, PROBE_BW,
-                                               PROBE_RTT, UNKNOWN, UNKNOWN, UNKNOWN]
+    assert list(bbr_mode(pacing, cwnd)) == [STARTUP, DRAIN, PROBE_BW, PROBE_BW, PROBE_BW,
+                                            PROBE_RTT, UNKNOWN, UNKNOWN, UNKNOWN]
 
 
 def test_the_interval_is_checked() -> None:
