@@ -175,10 +175,14 @@ def read_red_queue(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 # ------------------------------------------------------------------ throughput
 
+def _departed(q: QueueLog, start_s: float, end_s: float) -> np.ndarray:
+    """Bool per sent packet: it left the queue in the window."""
+    return (q.departure_us >= round(start_s * 1e6)) & (q.departure_us < round(end_s * 1e6))
+
+
 def port_throughput(q: QueueLog, start_s: float, end_s: float) -> tuple[float, float]:
     """(IP-level, TCP-payload) Mbit/s departing the port in the window."""
-    departed = (q.departure_us >= round(start_s * 1e6)) & (q.departure_us < round(end_s * 1e6))
-    ip = q.size[departed] - BASIS_EXTRA
+    ip = q.size[_departed(q, start_s, end_s)] - BASIS_EXTRA
     seconds = end_s - start_s
     payload = np.clip(ip - HEADER_BYTES, 0, None)
     return float(ip.sum() * 8 / seconds / 1e6), float(payload.sum() * 8 / seconds / 1e6)
@@ -188,7 +192,7 @@ def link_utilization(q: QueueLog, start_s: float, end_s: float, rate_mbps: float
     """The share of the window the link spent serializing packets: bytes as the emulator
     counts them (IP length + 4) over what the rate serializes in the window. (IP bytes alone
     read a link that never idles as 1500/1504 = 99.73% busy.)"""
-    departed = (q.departure_us >= round(start_s * 1e6)) & (q.departure_us < round(end_s * 1e6))
+    departed = _departed(q, start_s, end_s)
     return float(q.size[departed].sum() * 8 / ((end_s - start_s) * rate_mbps * 1e6))
 
 
