@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from analysis.fidelity import LATE_RULE
 from app.run_reasons import invalid_finder
 from core.paths import ProjectPaths, display
 from core.progress import ProgressReporter, makespan_s
@@ -226,7 +227,7 @@ class MatrixRunner:
                         else:
                             results[owner].failed.append((spec, reason))
                     if ok and late:
-                        reason = "the emulator was late (p99 lateness above 2 ms)"
+                        reason = f"the emulator was late ({LATE_RULE})"
                     label = spec.label() if len(results) == 1 else f"{name}: {spec.label()}"
                     progress.advance(weights[item], label, ok, reason, key=item)
         except KeyboardInterrupt:
@@ -293,5 +294,5 @@ def print_summary(result: MatrixResult, title: str = "done", out=sys.stdout) -> 
     for spec, reason in result.failed:
         print(f"  FAILED {spec.label()}: {reason}", file=out)
     if result.late:
-        print(f"  {len(result.late)} finished with the emulator late (p99 lateness above 2 ms, "
-              "drawn hollow): the machine stalled it; `--redo-late` reruns them", file=out)
+        print(f"  {len(result.late)} finished with the emulator late ({LATE_RULE}; drawn "
+              "hollow): the machine stalled it; `--redo-late` reruns them", file=out)

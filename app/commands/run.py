@@ -38,7 +38,8 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                      help="runs side by side (default: the experiment's measured safe level)")
     run.add_argument("--force", action="store_true", help="redo runs that are already done")
     run.add_argument("--redo-late", action="store_true",
-                     help="redo finished runs whose emulator was late (p99 lateness > 2 ms)")
+                     help="redo finished runs whose emulator was late (p99 lateness > 2 ms, or "
+                          "under 95%% of departure gaps within 10%% of schedule)")
     run.add_argument("--redo-invalid", action="store_true",
                      help="redo finished runs the experiment leaves out as invalid (a busy "
                           "machine, window-limited flows: verify lists each with its reason)")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence, TextIO
 
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport, row_runs
 from analysis.coverage import NOT_RUN as NOT_RUN_YET
-from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
+from analysis.fidelity import LATE_RULE, emulator_late, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -414,7 +414,7 @@ def print_experiment(v: ExperimentVerdict, out: TextIO) -> None:
     if not v.present:
         print(f"  not run: no results folder (`./repro run {v.name} --quick`)", file=out)
         return
-    late = (f"{v.late} late (emulator p99 lateness above {MAX_LATENESS_P99_US / 1000:g} ms); "
+    late = (f"{v.late} late (emulator: {LATE_RULE}); "
             f"{v.hosts_late} with late end hosts (p99 above {MAX_HOST_P99_US / 1000:g} ms)")
     if v.options_problem:
         print(f"  NOT CHECKED: the plan its runs were made for is unknown: {v.options_problem}",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from analysis.coverage import Coverage, missing_notes
-from analysis.fidelity import lateness_ok
+from analysis.fidelity import LATE_RULE, late_reason, lateness_ok
 from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord, write_csv
 from core.results import ExperimentStore
@@ -194,7 +194,7 @@ class BufferSizing(Experiment):
             return why
         m = record.metrics
         if m.get("lateness_ok") is False:
-            return (f"the emulator was late (p99 {m.get('lateness_p99_us')} us, over 2 ms): "
+            return (f"the emulator was late ({late_reason(m) or LATE_RULE}): "
                     "no measurement of the path")
         if hosts_late(m):
             return "the end hosts were late (p99 over 2 ms): no measurement of the path"

@@ -36,7 +36,7 @@ from analysis.omniscient import OmniscientResult, omniscient
 from experiments.contest.published_sources import FOLDER, is_published, publish
 from analysis.scheme_labels import display_name
 from analysis.summary import RunRecord, finished_runs, write_csv
-from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
+from analysis.fidelity import emulator_late, late_reason
 from core.results import ExperimentStore, read_json
 from schemes.submission.untrusted_text import name as shown_name, reason as shown_reason
 
@@ -140,10 +140,7 @@ def late_text(metrics: Mapping[str, Any]) -> str:
     """What to tell of a late trial, '' for a timely one."""
     if not emulator_late(metrics):
         return ""
-    p99 = worst_lateness_p99_us(metrics)
-    worst = f"p99 {p99 / 1000:.1f} ms" if p99 is not None else "p99 unknown"
-    return (f"emulator late ({worst}, over {MAX_LATENESS_P99_US / 1000:g} ms): "
-            "not a faithful measurement, rerun it")
+    return f"emulator late ({late_reason(metrics)}): not a faithful measurement, rerun it"
 
 
 def _best(records: list[RunRecord]) -> RunRecord | None:

@@ -39,6 +39,12 @@ class DelayStage {
     return lines_[line_for(frame)].delay_us();
   }
   const PeerDelays& peers() const { return peers_; }
+  // The shortest delay any packet gets here.
+  uint64_t shortest_delay_us() const {
+    uint64_t shortest = lines_[0].delay_us();
+    for (const DelayLine& l : lines_) shortest = l.delay_us() < shortest ? l.delay_us() : shortest;
+    return shortest;
+  }
 
  private:
   size_t line_for(const std::string& frame) const;

@@ -82,6 +82,19 @@ void LinkDirection::advance(uint64_t now_us, std::vector<Release>& ready) {
   }
 }
 
+void LinkDirection::release_due(uint64_t now_us, std::vector<Release>& ready) {
+  if (order_ == StageOrder::QueueThenDelay) drain_delay(now_us, ready);
+}
+
+uint64_t LinkDirection::next_send_us() const {
+  const uint64_t busy = queue_.next_busy_us();
+  if (order_ == StageOrder::DelayThenQueue) return busy;
+  const uint64_t shortest = delay_.shortest_delay_us();
+  const uint64_t via_queue = busy > OpportunitySchedule::kNever - shortest
+                                 ? OpportunitySchedule::kNever : busy + shortest;
+  return std::min(delay_.next_release_us(), via_queue);
+}
+
 uint64_t LinkDirection::next_event_us() const {
   return std::min(queue_.next_busy_us(), delay_.next_release_us());
 }

@@ -39,6 +39,13 @@ class LinkDirection {
   // Runs every stage up to now_us, appending packets due by then to `ready`.
   void advance(uint64_t now_us, std::vector<Release>& ready);
   // The next time something happens that needs a wake-up (kNever if nothing pending).
+  // Sends what the delay stage of a queue-then-delay direction has due by now, without moving
+  // the queue's clock: arrivals not yet read keep their own times. Nothing in delay-queue
+  // order, where a send is a queue departure.
+  void release_due(uint64_t now_us, std::vector<Release>& ready);
+  // When the next frame leaves this direction (is sent), as far as known now: the time the
+  // loop must meet exactly. Queue departures on their way into a delay stage are not sends.
+  uint64_t next_send_us() const;
   uint64_t next_event_us() const;
   // The latest time this direction has been run to.
   uint64_t time_us() const { return time_us_; }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "departure_gaps.hh"
 #include "lateness_recorder.hh"
 #include "link_direction.hh"
 #include "link_log.hh"
@@ -50,6 +51,8 @@ class LinkEmulator {
     std::vector<std::string> non_ip;  // forwarded at once, unqueued
     uint64_t non_ip_forwarded = 0;
     uint64_t sent = 0;
+    DepartureGapCounter gaps;
+    uint64_t lost_at_previous_send = 0;  // random loss's count when the last packet was sent
     // An untrusted queue's sender, not read while its queue is full (QueueSpec).
     bool unread = false;
     uint64_t unread_since_us = 0, unread_us = 0, unread_spells = 0;
@@ -68,6 +71,7 @@ class LinkEmulator {
   // How long the loop pauses at least between wake-ups (kMinWakeIntervalUs, or finer on a fast
   // fixed-rate link whose loop is real-time).
   uint64_t min_wake_interval_us() const;
+  uint64_t spin_window_us() const;
 
   Options options_;
   uint64_t init_ms_;
@@ -80,6 +84,7 @@ class LinkEmulator {
   bool warned_large_frame_ = false;
   std::string scheduling_ = "SCHED_OTHER (realtime not requested)";
   uint64_t min_wake_us_ = 0;  // the loop's shortest pause between wake-ups (stats)
+  uint64_t spin_us_ = 0;      // how long before an event the loop stops sleeping and spins
   PollLoop* loop_ = nullptr;  // while run() runs
 
 };

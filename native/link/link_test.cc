@@ -16,6 +16,7 @@
 #include "buffered_writer.hh"
 #include "codel.hh"
 #include "delay_line.hh"
+#include "departure_gaps.hh"
 #include "lateness_recorder.hh"
 #include "link_direction.hh"
 #include "link_log.hh"
@@ -962,4 +963,50 @@ TEST(LatenessRecorder, RemembersWhenTheLatestDepartureWasDue) {
   recorder.record(3'000, 465'000);  // later still, but less late
   EXPECT_EQ(recorder.histogram().max(), 462'000u);
   EXPECT_EQ(recorder.max_at_us(), 2'000u);
+}
+
+// The emulator's own count of departure gaps within 10% of schedule (DepartureGapCounter).
+TEST(DepartureGapCounter, CountsOnlyBackloggedFullSizeGaps) {
+  DepartureGapCounter c;
+  c.sent(1000, 1000, 0, 1504, false);  // first: no gap
+  c.sent(1120, 1121, 1, 1504, false);  // 121 vs 120: within
+  c.sent(1240, 1280, 1, 1504, false);  // 159 vs 120: outside
+  c.sent(1360, 1400, 0, 1504, false);  // found the queue empty: no gap
+  c.sent(1480, 1520, 1, 100, false);   // not full size: no gap
+  c.sent(1600, 1640, 1, 1504, false);  // 120 vs 120: within
+  EXPECT_TRUE(c.known());
+  EXPECT_EQ(c.gaps(), 3u);
+  EXPECT_EQ(c.within(), 2u);
+  EXPECT_DOUBLE_EQ(c.fraction(), 2.0 / 3.0);
+}
+
+TEST(DepartureGapCounter, ToleranceIsTenPercentOfTheScheduledGap) {
+  DepartureGapCounter c;
+  c.sent(0, 0, 0, 1504, false);
+  c.sent(120, 132, 1, 1504, false);   // +12 on 120: within
+  c.sent(240, 253, 1, 1504, false);   // 121 after 132, on 120: within (error 1)
+  c.sent(360, 386, 1, 1504, false);   // 133 on 120: outside
+  c.sent(1360, 1286, 1, 1504, false);  // 900 on 1000: within (a slower step's gap)
+  EXPECT_EQ(c.gaps(), 4u);
+  EXPECT_EQ(c.within(), 3u);
+}
+
+TEST(DepartureGapCounter, ALossBetweenTwoSendsBreaksTheirGap) {
+  DepartureGapCounter c;
+  c.sent(0, 0, 0, 1504, false);
+  c.sent(240, 240, 1, 1504, true);  // a lost packet took the opportunity at 120
+  c.sent(360, 360, 1, 1504, false);
+  EXPECT_EQ(c.gaps(), 1u);
+  EXPECT_EQ(c.within(), 1u);
+}
+
+TEST(DepartureGapCounter, ReorderedSendsMakeItUnknown) {
+  DepartureGapCounter c;
+  c.sent(0, 0, 0, 1504, false);
+  c.sent(120, 120, 1, 1504, false);
+  EXPECT_TRUE(c.known());
+  c.reordered();
+  EXPECT_FALSE(c.known());
+  DepartureGapCounter none;
+  EXPECT_FALSE(none.known());  // no gap yet
 }

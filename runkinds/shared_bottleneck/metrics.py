@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from analysis.dctcp_alpha import dctcp_metrics, read_alpha
-from analysis.fidelity import lateness_ok
+from analysis.fidelity import gaps_within_10pct, lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.queue_log import (QueueLog, backlog_at, backlog_series, departure_gaps,
                                 ideal_gap_us, parse_queue_log)
@@ -359,7 +359,8 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
     m.update(lateness_p50_us=lateness.get("p50"), lateness_p99_us=lateness.get("p99"),
              lateness_max_us=lateness.get("max"),
              ack_lateness_p99_us=((link.get("b2a") or {}).get("lateness_us") or {}).get("p99"),
-             lateness_ok=lateness_ok(link), cpu_steal_pct=meta.get("cpu_steal_pct"),
+             lateness_ok=lateness_ok(link), emulator_gaps_within_10pct=gaps_within_10pct(link),
+             cpu_steal_pct=meta.get("cpu_steal_pct"),
              cpu_idle_pct=meta.get("cpu_idle_pct"),
              socket_drops=(link.get("a2b") or {}).get("socket_drops"),
              emulator_scheduling=link.get("scheduling"), sender_end=meta.get("sender_end"))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.cc_behaviour import cc_behaviour_metrics
-from analysis.fidelity import lateness_ok
+from analysis.fidelity import gaps_within_10pct, lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.mahimahi_log import parse_log
 from analysis.metrics import link_metrics
@@ -60,7 +60,9 @@ def trace_path_metrics(run_dir: Path, spec: RunSpec, meta: dict[str, Any]) -> di
     metrics.update(lateness_p50_us=lateness.get("p50"), lateness_p99_us=lateness.get("p99"),
                    lateness_max_us=lateness.get("max"),
                    ack_lateness_p99_us=ack_lateness.get("p99"),
-                   lateness_ok=lateness_ok(link), cpu_steal_pct=meta.get("cpu_steal_pct"),
+                   lateness_ok=lateness_ok(link),
+                   emulator_gaps_within_10pct=gaps_within_10pct(link),
+                   cpu_steal_pct=meta.get("cpu_steal_pct"),
                    socket_drops=data.get("socket_drops"),
                    queued_at_end_bytes=data.get("queue_bytes_at_end"),
                    arrivals_after_service=data.get("arrivals_after_service"),

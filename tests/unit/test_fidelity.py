@@ -8,8 +8,9 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
-from analysis.fidelity import (MAX_LATENESS_P99_US, lateness_ok, lateness_p99_us,  # noqa: E402
-                               worst_lateness_p99_us)
+from analysis.fidelity import (MAX_LATENESS_P99_US, MIN_GAPS_COUNTED,  # noqa: E402
+                               emulator_late, gaps_within_10pct, late_reason, lateness_ok,
+                               lateness_p99_us, worst_lateness_p99_us)
 from experiments.sprout.tradeoff_points import point_of  # noqa: E402
 from experiments.sprout.tradeoff_plot import draw_panel, series_per_scheme  # noqa: E402
 from core.cpu_steal import StealMeter, cpu_times  # noqa: E402
@@ -27,6 +28,40 @@ def test_the_worse_direction_decides() -> None:
     assert lateness_ok(stats(None, 400)) is True
     assert lateness_ok(stats(None, None)) is None
     assert lateness_ok(None) is None
+
+
+def with_gaps(link: dict, direction: str, backlogged: int, fraction: float | None) -> dict:
+    link[direction]["departure_gaps"] = {"backlogged": backlogged, "fraction": fraction}
+    return link
+
+
+def test_departure_gaps_under_95_percent_make_a_timely_run_late() -> None:
+    # p99 well within 2 ms, but only 94% of the backlogged gaps within 10% of schedule.
+    link = with_gaps(stats(30, 40), "a2b", 60000, 0.94)
+    assert gaps_within_10pct(link) == 0.94
+    assert lateness_ok(link) is False
+    assert lateness_ok(with_gaps(stats(30, 40), "a2b", 60000, 0.95)) is True
+    # The worse direction decides, as for lateness.
+    both = with_gaps(with_gaps(stats(30, 40), "a2b", 60000, 0.99), "b2a", 5000, 0.90)
+    assert gaps_within_10pct(both) == 0.90 and lateness_ok(both) is False
+
+
+def test_too_few_or_unknown_gaps_do_not_judge() -> None:
+    few = with_gaps(stats(30, 40), "a2b", MIN_GAPS_COUNTED - 1, 0.5)
+    assert gaps_within_10pct(few) is None and lateness_ok(few) is True
+    unknown = with_gaps(stats(30, 40), "a2b", 60000, None)  # a delay per far host
+    assert gaps_within_10pct(unknown) is None and lateness_ok(unknown) is True
+    assert gaps_within_10pct(stats(30, 40)) is None  # stats from before the count
+
+
+def test_the_late_reason_names_what_was_late() -> None:
+    assert late_reason({"lateness_ok": True, "lateness_p99_us": 30}) == ""
+    slow = {"lateness_ok": False, "lateness_p99_us": 2600}
+    assert emulator_late(slow) and late_reason(slow) == "p99 lateness 2.6 ms, over 2 ms"
+    imprecise = {"lateness_ok": False, "lateness_p99_us": 40,
+                 "emulator_gaps_within_10pct": 0.921}
+    assert late_reason(imprecise) == ("92.1% of backlogged departure gaps within 10% of "
+                                      "schedule, under 95%")
 
 
 def test_from_a_runs_metrics_the_worse_direction_too() -> None:
