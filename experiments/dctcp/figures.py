@@ -31,7 +31,7 @@ from analysis.scheme_labels import display_name, scheme_label, scheme_style
 from runkinds.shared_bottleneck.metrics import alpha_timeline, load_window, queue_samples
 from analysis.summary import RunRecord
 from experiments.dctcp import model, paper
-from experiments.dctcp.claims import COMPARE, FLOWS, K_SWEEP
+from experiments.dctcp.claims import COMPARE, COMPARE_1G, FLOWS, K_SWEEP
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +44,14 @@ def draw_all(cov: Coverage, rows: list[dict[str, Any]], out_dir: Path, notes: li
              quick: bool) -> list[Path]:
     records = {r.path.name: r for r in cov.records()}
     files: list[Path] = []
+    # At the paper's own 1 Gbit/s (`--rate 1000`) Figures 1 and 13 are files of their own, so
+    # a pass at each rate keeps the other's.
+    studies = {row["study"] for row in rows}
+    study, suffix = (COMPARE_1G, "-1g") if COMPARE_1G in studies else (COMPARE, "")
     compare = [(row, records[row["run"]]) for row in rows
-               if row["study"] == COMPARE and row["run"] in records]
-    for name, draw in (("fig1-queue", lambda: fig1(compare, notes, quick)),
-                       ("fig13-queue-cdf", lambda: fig13(compare)),
+               if row["study"] == study and row["run"] in records]
+    for name, draw in ((f"fig1-queue{suffix}", lambda: fig1(compare, notes, quick)),
+                       (f"fig13-queue-cdf{suffix}", lambda: fig13(compare)),
                        ("alpha-over-time", lambda: alpha_figure(rows, records)),
                        ("throughput-per-flow", lambda: throughput_figure(rows)),
                        ("flows-sweep", lambda: flows_figure(rows)),
@@ -110,7 +114,8 @@ def fig1(compare: list[tuple[dict[str, Any], RunRecord]], notes: list[str], quic
     right = ax.secondary_yaxis("right", functions=(_packets_to_kb, _kb_to_packets))
     right.set_ylabel("KB (1504 bytes per packet)")
     mode = "quick pass, 20 s runs" if quick else "60 s runs"
-    ax.set_title("DCTCP Fig. 1: queue at the shared port, 2 long flows, 100 Mbit/s, "
+    rate = compare[0][0].get("rate_mbps", 100) if compare else 100
+    ax.set_title(f"DCTCP Fig. 1: queue at the shared port, 2 long flows, {rate:g} Mbit/s, "
                  f"RTT 1 ms ({mode})", fontsize=10)
     # Between DCTCP's line and TCP's troughs: the one empty band of the plot.
     ax.legend(fontsize=8, loc="center right", bbox_to_anchor=(1.0, 0.3))
@@ -143,7 +148,8 @@ def fig13(compare: list[tuple[dict[str, Any], RunRecord]]) -> Any:
         ax.set_xlabel("packets in the bottleneck queue (sampled every ms)")
         ax.set_ylabel("CDF")
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"DCTCP Fig. 13: queue CDF, N = 2 ({what})", fontsize=10)
+        rate = compare[0][0].get("rate_mbps", 100) if compare else 100
+        ax.set_title(f"DCTCP Fig. 13: queue CDF, N = 2, {rate:g} Mbit/s ({what})", fontsize=10)
     close.legend(fontsize=7, loc="lower right")
     fig.text(0.5, 0.005, "published numbers count tc's backlog (the packet being sent not "
              "included); ours count it: one packet more for the same queue", fontsize=7,

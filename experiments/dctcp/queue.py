@@ -18,6 +18,8 @@ flow, through a Linux bridge whose port towards the receiver is netrepro-link at
 
 `--quick`: the comparison's Reno and DCTCP only (the pair of Figure 1), 20 s each; the
 full run adds Cubic, the two sweeps, and 60 s per comparison run (30 s per K).
+`--rate 1000` runs the comparison (Figures 1 and 13) at the paper's own 1 Gbit/s instead,
+judged against the hardware's numbers by the `*-1g-*` claims; the sweeps stay at 100 Mbit/s.
 `--queue red` makes the kernel's RED mark DCTCP's runs instead of the emulator (where the
 kernel has RED; elsewhere those runs fail naming it).
 
@@ -40,12 +42,13 @@ from core.settings import Setting
 from core.traces import TraceSet
 from experiments.base import Experiment
 from experiments.dctcp import figures, model
-from experiments.dctcp.claims import CLAIMS, COMPARE, FLOWS, K_SWEEP
+from experiments.dctcp.claims import CLAIMS, COMPARE, COMPARE_1G, FLOWS, K_SWEEP
 from runkinds.registry import SHARED_BOTTLENECK
 
 log = logging.getLogger(__name__)
 
 RATE_MBPS = 100
+PAPER_RATE_MBPS = 1000
 BUFFER = 425
 K = 20
 RTT_MS = 1
@@ -65,6 +68,9 @@ OPTIONS: tuple[Setting, ...] = (
     Setting("queue", str, "which queue marks DCTCP's runs: ecn (netrepro-link's threshold "
             "marking) or red (the kernel's tc RED, where the kernel has it)",
             default="ecn", choices=QUEUES),
+    Setting("rate", int, "the bottleneck's rate in Mbit/s: 100 (Mininet-HiFi's: every study) "
+            "or 1000 (the paper's own: Figures 1 and 13 only)",
+            default=RATE_MBPS, choices=(RATE_MBPS, PAPER_RATE_MBPS)),
 )
 
 SUMMARY_COLUMNS = [
@@ -83,6 +89,8 @@ MISSING_COLUMNS = ["study", "scheme", "flows", "queue", "rtt_ms", "duration_s", 
 def study_of(spec: RunSpec) -> str:
     """Which study a run belongs to (the N = 2 DCTCP run serves the comparison and the
     flows' sweep; the claims read it as `compare`)."""
+    if spec.data_trace == f"rate:{PAPER_RATE_MBPS}":
+        return COMPARE_1G
     if int(spec.option("rtt_ms", RTT_MS)) == K_SWEEP_RTT_MS:
         return K_SWEEP
     return COMPARE if int(spec.option("flows", 2)) == 2 else FLOWS
@@ -124,6 +132,7 @@ class DctcpQueue(Experiment):
         # No trace is read: the bottleneck is a fixed-rate port.
         super().__init__(traces or TraceSet([], Path("/nonexistent"), manifest={}), options)
         self.marking = "red" if self.chosen["queue"] == "red" else "emulator"
+        self.rate_mbps = int(self.chosen["rate"])
 
     # ------------------------------------------------------------------ the matrix
 
@@ -132,7 +141,7 @@ class DctcpQueue(Experiment):
         queue = f"ecn:k={k},packets={BUFFER}" if k is not None else f"droptail:packets={BUFFER}"
         # A drop-tail run marks nothing: which marker DCTCP's runs use does not change it.
         marking = self.marking if k is not None else "emulator"
-        rate = f"rate:{RATE_MBPS}"
+        rate = f"rate:{self.rate_mbps}"
         return RunSpec(experiment=self.name, scheme=scheme, data_trace=rate, ack_trace=rate,
                        delay_ms=rtt_ms // 2, queue=queue, duration_s=duration_s, trial=trial,
                        options=make_params(topology=SHARED_BOTTLENECK.name, flows=flows,
@@ -146,7 +155,7 @@ class DctcpQueue(Experiment):
             for tcp in (QUICK_TCPS if quick else TCPS):
                 specs.append(self.run_spec(tcp, 2, None, RTT_MS, seconds, t))
             specs.append(self.run_spec("dctcp", 2, K, RTT_MS, seconds, t))
-            if quick:
+            if quick or self.rate_mbps != RATE_MBPS:
                 continue
             specs += [self.run_spec("dctcp", n, K, RTT_MS, FULL_S, t)
                       for n in FLOW_COUNTS if n != 2]
@@ -164,7 +173,7 @@ class DctcpQueue(Experiment):
         if all(not c.done and c.reason == "not run yet" for c in cov.cells):
             return []
         rows = self.claim_rows(cov)
-        order = {COMPARE: 0, FLOWS: 1, K_SWEEP: 2}
+        order = {COMPARE: 0, COMPARE_1G: 0, FLOWS: 1, K_SWEEP: 2}
         rows.sort(key=lambda r: (order[r["study"]], r["scheme"] != "reno", r["scheme"],
                                  r["flows"], r.get("k") or 0, r["trial"]))
         files = [write_csv(out_dir / "summary.csv", rows, SUMMARY_COLUMNS),
