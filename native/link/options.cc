@@ -97,8 +97,8 @@ ArgParser parser_for(const std::string& program, Options& o) {
                kMaxMs)
       .flag("--realtime", "run the timing loop under SCHED_FIFO", &o.realtime)
       .integer("--spin-us", "N",
-               "with --realtime, spin the last N us before each send (default: 40% of a "
-               "fixed-rate side's opportunity, at most 50; 0: only sleep)",
+               "with --realtime, spin the last N us before each send (default, for a fixed "
+               "rate above 24 Mbit/s: 40% of an opportunity, at most 50; else 0: only sleep)",
                &o.spin_us, 0, 1000)
       .integer("--loss-seed", "N", "seed of the random loss (default 1)", &o.loss_seed, 0,
                std::numeric_limits<uint64_t>::max())
