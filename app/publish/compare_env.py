@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
+from analysis.fidelity import LATE_RULE, emulator_late, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.host_timing import hosts_late
 from analysis.summary import RunRecord
@@ -108,7 +108,7 @@ def _facts(records: Sequence[RunRecord], manifest: Mapping[str, Any]) -> dict[st
     worst = [w for w in (worst_lateness_p99_us(r.metrics) for r in runs) if w is not None]
     late = sum(emulator_late(r.metrics) for r in runs)
     facts["emulator lateness"] = (
-        f"{late} of {len(runs)} runs late (p99 above {MAX_LATENESS_P99_US / 1000:g} ms); "
+        f"{late} of {len(runs)} runs late ({LATE_RULE}); "
         f"worst p99 {max(worst) / 1000:.2f} ms" if worst else "not recorded")
     facts["end hosts late"] = f"{sum(hosts_late(r.metrics) for r in runs)} of {len(runs)} runs"
     steal = [float(r.meta["cpu_steal_pct"]) for r in runs

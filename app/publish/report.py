@@ -29,7 +29,7 @@ from markupsafe import Markup
 from analysis.claims.model import FAIL, NOT_RUN, PASS, ClaimReport
 from analysis.claims.report import write_claims
 from analysis.coverage import NOT_RUN as NOT_RUN_YET, Coverage, short_reason
-from analysis.fidelity import MAX_LATENESS_P99_US, emulator_late, worst_lateness_p99_us
+from analysis.fidelity import LATE_RULE, emulator_late, worst_lateness_p99_us
 from analysis.host_limits import receive_ceiling
 from analysis.cpu_probe import cpus_were_missing
 from analysis.host_timing import MAX_HOST_P99_US, hosts_late, worst_host_p99_us
@@ -122,7 +122,7 @@ def _environment(records: list[Any]) -> dict[str, Any]:
         "tcp_rmem_max": dict(sorted(ceilings.items())),
         "late": late, "worst_lateness_us": worst_late,
         "late_machine": late_machine, "late_no_probe": late_no_probe,
-        "late_limit_ms": MAX_LATENESS_P99_US / 1000,
+        "late_rule": LATE_RULE,
         "hosts_late": host_late, "worst_host_us": host_worst,
         "host_limit_ms": MAX_HOST_P99_US / 1000,
         "steal_max": max(steal) if steal else None,

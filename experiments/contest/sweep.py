@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.coverage import Coverage, missing_notes
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import LATE_RULE
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, new_grid, reversed_log_delay_axis, save
 from analysis.summary import write_csv
@@ -102,7 +102,7 @@ class ContestSweep(Experiment):
                     label="omniscient (the ceiling)")
         if any(r.get("lateness_ok") is False for r in rows):
             ax.plot([], [], "o", markerfacecolor="white", markeredgecolor="k",
-                    label=f"hollow: emulator late (p99 > {MAX_LATENESS_P99_US / 1000:g} ms)")
+                    label=f"hollow: emulator late ({LATE_RULE})")
         ax.legend(fontsize=7, loc="upper left")
         reversed_log_delay_axis(ax, f"95th percentile {what} delay (ms, log scale, reversed)")
         ax.set_ylabel("average throughput (Mbit/s)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import LATE_RULE
 from analysis.omniscient import OmniscientResult, omniscient
 from analysis.plotting import new_figure, readable_log_axis, reversed_log_delay_axis, save
 from analysis.summary import finished_runs, latest_per_run, prefer_full_runs, write_csv
@@ -79,7 +79,7 @@ class ContestWarmupA(Experiment):
         late = [(x, y) for row, x, y in zip(rows, xs, ys) if row.get("lateness_ok") is False]
         if late:
             ax.plot(*zip(*late), "o", markerfacecolor="white", markeredgecolor="tab:blue",
-                    label=f"hollow: emulator late (p99 > {MAX_LATENESS_P99_US / 1000:g} ms); "
+                    label=f"hollow: emulator late ({LATE_RULE}); "
                           "rerun with --redo-late")
         for row, x, y in zip(rows, xs, ys):
             ax.annotate(str(row["window"]), (x, y), textcoords="offset points", xytext=(4, 3),

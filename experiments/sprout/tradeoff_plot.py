@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from analysis.fidelity import MAX_LATENESS_P99_US
+from analysis.fidelity import LATE_RULE
 from analysis.plotting import reversed_log_delay_axis
 from analysis.scheme_labels import SchemeStyle, scheme_style
 from experiments.sprout.tradeoff_points import DELAY_FLOOR_MS, TradeoffPoint
@@ -128,8 +128,8 @@ def draw_panel(ax: Axes, series: Sequence[Series], title: str, notes: Sequence[s
                      f"<= {DELAY_FLOOR_MS:g} ms")
     late = sum(p.late for s in drawn for p in s.points)
     if late:
-        notes.append(f"hollow: {late} run(s) with the emulator late (p99 lateness "
-                     f"> {MAX_LATENESS_P99_US / 1000:g} ms); rerun with --redo-late")
+        notes.append(f"hollow: {late} run(s) with the emulator late ({LATE_RULE}); rerun "
+                     "with --redo-late")
     _limits(ax, drawn, published)
     if not drawn:
         ax.text(0.5, 0.5, empty_message, transform=ax.transAxes, ha="center", va="center",
