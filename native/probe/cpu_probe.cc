@@ -43,6 +43,10 @@ void CpuProbe::run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t un
   // Not fatal: the thread still measures, and off_cpu_wakeups shows where it ran.
   if (!pinned.empty()) record.scheduling += ", " + pinned;
   started.fetch_add(1);
+  if (options_.spin) {
+    spin_cpu(record, until_us);
+    return;
+  }
   uint64_t deadline = monotonic_us() + options_.period_us;
   while (!stopping()) {
     sleep_until_us(deadline);
@@ -52,6 +56,26 @@ void CpuProbe::run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t un
     // From the wake-up, not the missed deadline: no burst of catch-up wake-ups after a stall.
     deadline = woke + options_.period_us;
   }
+}
+
+void CpuProbe::spin_cpu(CpuRecord& record, uint64_t until_us) {
+  // Checks for the stop every 2^16 reads: the atomic load would be most of a read's cost.
+  uint64_t last = monotonic_us();
+  for (uint64_t i = 1; !(i % 65536 == 0 && stopping()); ++i) {
+    const uint64_t now = monotonic_us();
+    record_gap(record, last, now);
+    last = now;
+    if (until_us != 0 && now >= until_us) break;
+  }
+}
+
+void CpuProbe::record_gap(CpuRecord& record, uint64_t before_us, uint64_t after_us) {
+  const uint64_t gap = after_us - before_us;
+  if (gap <= options_.report_us) return;
+  ++record.spin_gaps_over;
+  record.spin_gap_us += gap;
+  record.spin_excess_us += gap - options_.report_us;
+  record.lateness.add_interval(before_us, after_us);
 }
 
 void CpuProbe::record_wakeup(CpuRecord& record, uint64_t deadline_us, uint64_t woke_us,
@@ -92,12 +116,19 @@ JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
   // reads (the JSON writer keeps objects and arrays of numbers).
   JsonObject per_cpu;
   for (const CpuRecord& r : cpus) {
-    per_cpu.add(std::to_string(r.cpu),
-                JsonObject()
-                    .add("wakeups", r.lateness.count())
-                    .add("lateness_us", HostTiming::percentiles_json(r.lateness))
-                    .add("worst_deadline_us", r.worst_deadline_us)
-                    .add("off_cpu_wakeups", r.off_cpu_wakeups));
+    JsonObject one;
+    one.add("wakeups", r.lateness.count())
+        .add("lateness_us", HostTiming::percentiles_json(r.lateness))
+        .add("worst_deadline_us", r.worst_deadline_us)
+        .add("off_cpu_wakeups", r.off_cpu_wakeups);
+    if (options_.spin) {
+      // `wakeups` and `lateness_us` then count only the gaps over report_us.
+      one.add("spin", JsonObject()
+                          .add("gaps_over_report", r.spin_gaps_over)
+                          .add("gap_us", r.spin_gap_us)
+                          .add("excess_us", r.spin_excess_us));
+    }
+    per_cpu.add(std::to_string(r.cpu), one);
   }
   std::vector<uint64_t> cpu, deadline, late;
   for (const Stall& s : stalls()) {
@@ -105,9 +136,11 @@ JsonObject CpuProbe::json(const std::vector<CpuRecord>& cpus, uint64_t start_us,
     deadline.push_back(s.deadline_us);
     late.push_back(s.late_us);
   }
-  return JsonObject()
-      .add("program", "netrepro-cpu-probe")
-      .add("period_us", options_.period_us)
+  JsonObject head;
+  head.add("program", "netrepro-cpu-probe");
+  // Only with --spin, so the periodic probe's stats stay as analysis/cpu_probe.py reads them.
+  if (options_.spin) head.add("spin", true);
+  return head.add("period_us", options_.period_us)
       .add("report_us", options_.report_us)
       .add("priority", options_.priority)
       .add("scheduling", scheduling_summary(cpus))

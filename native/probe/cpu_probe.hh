@@ -20,6 +20,10 @@ struct ProbeOptions {
   uint64_t report_us = 2000;  // wake-ups later than this are listed one by one
   int priority = 11;          // one above the link emulator's; 0: stay SCHED_OTHER
   uint64_t max_events = 1000;  // listed wake-ups, all CPUs together; the rest are counted
+  // Read the clock without sleeping instead of waking on a period: every gap between two
+  // reads longer than report_us is a time the CPU was taken away from a thread that never
+  // gave it up (the floor under any emulator's departure timing on this machine).
+  bool spin = false;
 };
 
 // One late wake-up: the CPU, the deadline it was due at, and how late it came.
@@ -36,6 +40,10 @@ struct CpuRecord {
   uint64_t worst_deadline_us = 0;  // the deadline of its worst (latest-coming) wake-up
   uint64_t off_cpu_wakeups = 0;    // woke on another CPU: the pinning did not hold
   std::string scheduling;          // as request_realtime() said
+  // --spin: gaps between clock reads longer than report_us, and their total length.
+  uint64_t spin_gaps_over = 0;
+  uint64_t spin_gap_us = 0;
+  uint64_t spin_excess_us = 0;  // the part of those gaps beyond report_us
 };
 
 class CpuProbe {
@@ -51,6 +59,8 @@ class CpuProbe {
   // One wake-up at `woke_us`, due at `deadline_us`, on CPU `on_cpu` (the loop's bookkeeping,
   // apart so it can be tested without a clock).
   void record_wakeup(CpuRecord& record, uint64_t deadline_us, uint64_t woke_us, int on_cpu);
+  // --spin: one gap between two clock reads (apart, as above).
+  void record_gap(CpuRecord& record, uint64_t before_us, uint64_t after_us);
 
   void stop() { stopping_.store(true, std::memory_order_relaxed); }
   bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
@@ -65,6 +75,8 @@ class CpuProbe {
   uint64_t stalls_dropped() const;
 
  private:
+  void spin_cpu(CpuRecord& record, uint64_t until_us);
+
   ProbeOptions options_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;  // guards the two below; taken only for a late wake-up

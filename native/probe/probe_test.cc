@@ -169,4 +169,22 @@ TEST(CpuProbe, AllowedCpusAreThisProcesssAffinity) {
 }
 
 }  // namespace
+TEST(CpuProbe, SpinCountsOnlyGapsOverTheReportLimit) {
+  ProbeOptions o;
+  o.spin = true;
+  o.report_us = 12;
+  CpuProbe probe(o);
+  CpuRecord r;
+  r.cpu = 0;
+  probe.record_gap(r, 100, 101);  // an ordinary read: nothing
+  probe.record_gap(r, 200, 212);  // exactly the limit: nothing
+  probe.record_gap(r, 300, 340);  // 40 us taken away: 28 beyond the limit
+  probe.record_gap(r, 400, 413);  // 13: 1 beyond
+  EXPECT_EQ(r.spin_gaps_over, 2u);
+  EXPECT_EQ(r.spin_gap_us, 53u);
+  EXPECT_EQ(r.spin_excess_us, 29u);
+  EXPECT_EQ(r.lateness.count(), 2u);
+  EXPECT_EQ(r.lateness.max(), 40u);
+}
+
 }  // namespace netrepro
