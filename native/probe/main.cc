@@ -57,8 +57,9 @@ ArgParser parser_for(Options& o) {
       .integer("--max-events", "N", "late wake-ups listed, all CPUs (default 1000)",
                &o.probe.max_events, 0, 1'000'000)
       .flag("--spin", "read the clock without sleeping: gaps over --report-us are the CPU "
-            "taken away (with --priority 0: under SCHED_FIFO the kernel's real-time "
-            "throttle takes 50 ms a second from a thread that never sleeps)", &o.probe.spin)
+            "taken away (under SCHED_FIFO, ordinary tasks get the CPU only from the "
+            "kernel's real-time throttle, 50 ms a second, and only while they wait)",
+            &o.probe.spin)
       .number("--duration-s", "S", "stop by itself after S seconds (default: at a signal)",
               &o.duration_s, 0, 1e7);
   return parser;
