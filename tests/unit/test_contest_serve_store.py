@@ -263,10 +263,12 @@ def test_an_outcome_keeps_no_path_of_the_machine_and_escapes_reasons() -> None:
     result = {"ok": True, "score": 1.5, "submission_dir": "/root/x/results/contest/sub/t/f",
               "run_dir": "/root/x/run", "leaderboard": "/root/x/l.html", "rank": 2,
               "trials": [{"trial": 1, "ok": False, "reason": "bad \x1b[2J", "run": "/r"}]}
-    done = outcome_of(0, ["trial 1 ...", __import__("json").dumps(result)], 1)
+    done = outcome_of(0, ["trial 1 ...", "leaderboard /root/x/l.html: rank 2 of 2",
+                          __import__("json").dumps(result)], 1)
     assert done.state == "scored" and done.result is not None
     assert "/root" not in str(done.result) and done.result["folder"] == "f"
     assert "\x1b" not in str(done.result) and "\\x1b" in done.result["trials"][0]["reason"]
+    assert done.log == "trial 1 ..."
     failed = outcome_of(2, ["error: controller.hh: no such file"], 1)
     assert failed.state == "failed" and failed.reason.startswith("refused: ")
     assert public_result({"trials": "junk"})["trials"] == []

@@ -115,7 +115,6 @@ def progress_of(line: str, trials: int) -> str:
 
 
 def outcome_of(code: int, lines: list[str], trials: int) -> Outcome:
-    text = log_text("\n".join(lines), LOG_CHARS)
     result = None
     if lines:
         try:
@@ -123,6 +122,11 @@ def outcome_of(code: int, lines: list[str], trials: int) -> Outcome:
             result = parsed if isinstance(parsed, dict) else None
         except ValueError:
             result = None
+    # The JSON line and the board's line name the machine's folders: the team gets
+    # public_result (its rank included) instead.
+    kept = [line for line in (lines[:-1] if result is not None else lines)
+            if not line.startswith("leaderboard ")]
+    text = log_text("\n".join(kept), LOG_CHARS)
     if code == 0 and result is not None and result.get("ok"):
         return Outcome("scored", public_result(result), "", text)
     if result is not None:
