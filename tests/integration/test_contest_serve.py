@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import statistics
 import threading
@@ -151,6 +152,11 @@ def test_a_server_killed_during_a_trial_reruns_it_after_a_restart_and_scores_eac
                            (a["id"],)).fetchone()
     assert state == ("running", 1)
     mark(f"killed; the state file says {state}, no run committed: {len(_runs_of(server))}")
+    deadline = time.monotonic() + 30
+    while _listening(server.port) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _listening(server.port), "the web process outlived its supervisor"
+    mark("the web process died with its supervisor (the port is free)")
     server.start()
     mark("started again")
     done_a = server.wait_for(a["id"], tokens["first"], ("scored", "failed"))
@@ -220,6 +226,14 @@ def test_fifty_teams_uploading_at_once_are_each_accepted_or_refused_and_none_is_
                           statistics.median(latencies), 1), "board_p99_ms": round(p99, 1),
                       "board_max_ms": round(max(latencies), 1)}))
     assert p99 < BOARD_P99_MS
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def _counts(server: Server) -> dict[str, int]:

@@ -223,8 +223,15 @@ def serve(args: argparse.Namespace, paths: ProjectPaths) -> int:
         raise Unavailable(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}"
                           ) from None
 
+    supervisor = os.getpid()
+
     def web_child() -> int:
         drop_to(user)
+        # A change of credentials clears the parent-death signal: set it again, and go
+        # if the supervisor died before it was set.
+        _die_with_parent()
+        if os.getppid() != supervisor:
+            return 1
         os.umask(0o007)
         store = Store(db)
         app = make_app(store, settings)
