@@ -239,3 +239,98 @@ def _listening(port: int) -> bool:
 def _counts(server: Server) -> dict[str, int]:
     with sqlite3.connect(server.state / "contest.sqlite") as db:
         return dict(db.execute("SELECT state, COUNT(*) FROM submissions GROUP BY state"))
+
+
+def _post(server: Server, path: str, body: bytes, headers: dict[str, str],
+          opener: Any = None) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(server.url + path, data=body, headers=headers)
+    try:
+        with (opener or urllib.request.build_opener()).open(req, timeout=30) as r:
+            return r.status, r.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _multipart(files: dict[str, tuple[bytes, bytes]], nonce: str | None = None
+               ) -> tuple[bytes, dict[str, str]]:
+    """A body by hand (field -> (file name as raw bytes, content)), so a name may be any
+    bytes at all."""
+    boundary = b"netrepro-bad-input"
+    body = b""
+    if nonce is not None:
+        body += (b"--" + boundary + b'\r\nContent-Disposition: form-data; name="nonce"\r\n\r\n'
+                 + nonce.encode() + b"\r\n")
+    for field, (name, content) in files.items():
+        body += (b"--" + boundary + b'\r\nContent-Disposition: form-data; name="'
+                 + field.encode() + b'"; filename="' + name + b'"\r\n\r\n' + content + b"\r\n")
+    body += b"--" + boundary + b"--\r\n"
+    return body, {"Content-Type": "multipart/form-data; boundary=" + boundary.decode()}
+
+
+def _files(**changes: tuple[bytes, bytes] | None) -> dict[str, tuple[bytes, bytes]]:
+    files = {"controller.hh": (b"controller.hh", (HONEST / "controller.hh").read_bytes()),
+             "controller.cc": (b"controller.cc", (HONEST / "controller.cc").read_bytes())}
+    for key, value in changes.items():
+        field = key.replace("_", ".")
+        if value is None:
+            del files[field]
+        else:
+            files[field] = value
+    return files
+
+
+def test_every_bad_input_is_refused_by_the_real_server_and_nothing_is_stored(
+        server: Server) -> None:
+    import http.cookiejar
+    import re
+    import urllib.request
+    token = server.team("careful")
+    auth = {"Authorization": f"Bearer {token}"}
+    cases: dict[str, tuple[tuple[bytes, dict[str, str]], dict[str, str], int]] = {
+        "no token": (_multipart(_files()), {}, 401),
+        "a wrong token": (_multipart(_files()), {"Authorization": "Bearer " + "w" * 43}, 401),
+        "a missing file": (_multipart(_files(controller_cc=None)), auth, 400),
+        "a file over the limit": (_multipart(_files(controller_cc=(
+            b"controller.cc", b"/" * ((1 << 20) + 1)))), auth, 413),
+        "a name that is not UTF-8": (_multipart(_files(controller_hh=(
+            b"contr\xff\xfeoller.hh", (HONEST / "controller.hh").read_bytes()))), auth, 400),
+        "a path in a name": (_multipart(_files(controller_cc=(
+            b"../../../etc/cron.d/x", (HONEST / "controller.cc").read_bytes()))), auth, 400),
+    }
+    said: dict[str, tuple[int, str]] = {}
+    for what, ((body, content_type), headers, status) in cases.items():
+        got, text = _post(server, "/api/submissions", body, {**content_type, **headers})
+        said[what] = (got, text[:160])
+        assert got == status, (what, got, text)
+        assert "error" in text
+    # A 100 MB body: refused from its length, before it is read, and fast.
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall((f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                   f"{token}\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                   f"Content-Length: {100 << 20}\r\n\r\n").encode() + b"a" * 65536)
+        answer = s.recv(200)
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    said["a 100 MB body"] = (413, f"answered in {time.monotonic() - started:.2f} s")
+    # A replayed form: the page's form works once.
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    page = opener.open(server.url + "/login", timeout=30).read().decode()
+    nonce = re.search(r'name="nonce" value="([^"]+)"', page)
+    assert nonce is not None
+    status, _ = _post(server, "/login", f"nonce={nonce.group(1)}&token={token}".encode(),
+                      {"Content-Type": "application/x-www-form-urlencoded"}, opener)
+    assert status == 200  # followed to /team
+    team_page = opener.open(server.url + "/team", timeout=30).read().decode()
+    form_nonce = re.search(r'action="/submit".*?name="nonce" value="([^"]+)"', team_page, re.S)
+    assert form_nonce is not None
+    body, content_type = _multipart(_files(), form_nonce.group(1))
+    first, _ = _post(server, "/submit", body, content_type, opener)
+    replayed, text = _post(server, "/submit", body, content_type, opener)
+    said["a replayed form"] = (replayed, text[text.find("sent before") - 40:][:120])
+    assert first == 200 and replayed == 403 and "sent before" in text
+    print("bad input:", json.dumps(said, indent=1))
+    with sqlite3.connect(server.state / "contest.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 1  # the form's

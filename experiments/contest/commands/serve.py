@@ -105,7 +105,10 @@ def _require_root(what: str) -> None:
 
 def team(args: argparse.Namespace) -> int:
     _require_root("contest team")
-    store = Store(args.state_dir / DB_NAME)
+    try:
+        store = Store(args.state_dir / DB_NAME)
+    except StoreError as e:
+        raise Unavailable(str(e)) from None
     now = time.time()
     if args.team_command == "add":
         if not TEAM_RE.fullmatch(args.name):
