@@ -237,8 +237,7 @@ def serve(args: argparse.Namespace, paths: ProjectPaths) -> int:
             return 1
         os.umask(0o007)
         store = Store(db)
-        app = make_app(store, settings)
-        app["site"].templates = templates
+        app = make_app(store, settings, templates)
         print(f"web         http://{args.host}:{args.port}/ as {user.name} (uid {user.uid}), "
               f"pid {os.getpid()}", flush=True)
         web.run_app(app, sock=sock, print=lambda *_: None, handle_signals=True,

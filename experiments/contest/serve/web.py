@@ -319,8 +319,11 @@ def _closing(response: web.Response) -> web.Response:
     return response
 
 
-def make_app(store: Store, settings: Settings) -> web.Application:
-    site = Site(store, settings)
+def make_app(store: Store, settings: Settings,
+             templates: jinja2.Environment | None = None) -> web.Application:
+    """The application; `templates` loaded before (a process that dropped root may not be
+    able to read them)."""
+    site = Site(store, settings, templates)
     # Only small urlencoded forms are read whole; uploads are streamed (upload.py).
     app = web.Application(client_max_size=64 * 1024)
     app.add_routes([
