@@ -317,3 +317,30 @@ def test_a_result_on_the_hidden_testing_trace_shows_no_numbers_before_the_close(
         got = await (await client.get(f"/api/submissions/{job.id}", headers=bearer())).json()
         assert "3.25" not in str(got["result"]) and "hidden" in got["result"]
     serve(tmp_path, check, role="testing")
+
+
+def test_the_app_reads_nothing_of_the_checkout_once_its_templates_are_handed_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web process drops root before it builds the app; a clone only root can read
+    (/root/netrepro) must not matter then."""
+    from experiments.contest.serve import web as web_module
+    templates = web_module.load_templates()
+    monkeypatch.setattr(web_module, "TEMPLATES", tmp_path / "unreadable")
+
+    async def check(client: TestClient, store: Store) -> None:
+        assert (await client.get("/")).status == 200
+        assert (await client.get("/login")).status == 200
+        assert (await client.get("/static/live.js")).status == 200
+    store = Store(tmp_path / "contest.sqlite", create=True)
+    settings = Settings("t", None, 1, Policy())
+
+    async def main() -> None:
+        client = TestClient(TestServer(make_app(store, settings, templates)))
+        await client.start_server()
+        try:
+            await check(client, store)
+        finally:
+            await client.close()
+    asyncio.run(main())
+    with pytest.raises(FileNotFoundError):
+        make_app(store, settings)  # without them it would read the checkout
