@@ -272,3 +272,15 @@ def test_an_outcome_keeps_no_path_of_the_machine_and_escapes_reasons() -> None:
     failed = outcome_of(2, ["error: controller.hh: no such file"], 1)
     assert failed.state == "failed" and failed.reason.startswith("refused: ")
     assert public_result({"trials": "junk"})["trials"] == []
+
+
+def test_a_board_that_cannot_be_drawn_is_said_and_scoring_goes_on(
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(_: Store) -> None:
+        raise OSError("disk full")
+    _submit(store, "alpha")
+    scorer = Scorer(store, FakeRunner(), tmp_path / "scratch", broken)
+    scorer.start()
+    assert scorer.once()
+    assert "boards not drawn: disk full" in capsys.readouterr().err
+    assert store.counts()["scored"] == 1

@@ -22,6 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -195,8 +196,7 @@ class Scorer:
                         job_id, became)
             print(f"scorer      submission {job_id} was running when the scorer stopped: "
                   f"{became}", flush=True)
-        if self.refresh_boards:
-            self.refresh_boards(self.store)
+        self._boards()
 
     def _reap_orphan(self) -> None:
         if self.child_file is None or not self.child_file.is_file():
@@ -224,9 +224,20 @@ class Scorer:
         print(f"scorer      submission {job.id} of {job.team}: {outcome.state}"
               f"{'' if wrote else ' (already written: kept as it was)'}"
               f"{': ' + outcome.reason if outcome.reason else ''}", flush=True)
-        if self.refresh_boards:
-            self.refresh_boards(self.store)
+        self._boards()
         return True
+
+    def _boards(self) -> None:
+        """Draw the boards; a drawing that fails is said, and scoring goes on (the board
+        stays as it was drawn last)."""
+        if self.refresh_boards is None:
+            return
+        try:
+            self.refresh_boards(self.store)
+        except Exception as e:
+            log.exception("boards not drawn")
+            print(f"scorer      boards not drawn: {shown(str(e), 500)}", file=sys.stderr,
+                  flush=True)
 
     def _score(self, job: Job) -> Outcome:
         if not TEAM_RE.fullmatch(job.team):
