@@ -32,11 +32,11 @@ TRIED_PYTHON = ((3, 11), (3, 13))
 # Mininet 2.3.0 imports distutils, which Python 3.12 removed; setuptools brings a copy.
 DISTUTILS_GONE = (3, 12)
 
-# Required: the suite cannot run without these.
+# Required: the suite cannot run without these (python3-aiohttp: `repro contest serve`).
 REQUIRED = ("mininet", "iperf3", "iputils-ping", "ethtool", "iproute2", "tcpdump", "cmake", "g++",
             "make", "libgtest-dev", "python3", "python3-numpy", "python3-scipy",
             "python3-matplotlib", "python3-dpkt", "python3-pytest", "python3-jinja2",
-            "python3-markdown", "python3-rich", "bubblewrap")
+            "python3-markdown", "python3-rich", "bubblewrap", "python3-aiohttp")
 # Optional: eBPF congestion controls (bpftool is decided apart), the PRR controller, Open
 # vSwitch, runs spread over machines (`./repro run --cluster`; docs/cluster.md).
 OPTIONAL = ("clang", "llvm", "libbpf-dev", "python3-os-ken", "openvswitch-switch",

@@ -40,6 +40,7 @@ def check_python() -> list[Check]:
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
                                   ("pytest", True, "tests"),
+                                  ("aiohttp", True, "contest serve"),
                                   ("distributed", False, "--cluster and repro worker")):
         result = _run([PYTHON, "-c",
                        f"import {module}; print(getattr({module}, '__version__', ''))"])

@@ -119,6 +119,13 @@ def test_chromium_only_where_it_is_a_deb() -> None:
     assert any(w.startswith("chromium is only a virtual package") for w in plan.warnings)
 
 
+@pytest.mark.parametrize("release", ["debian-12", "debian-13", "ubuntu-22.04", "ubuntu-24.04",
+                                     "ubuntu-26.04"])
+def test_the_contest_servers_framework_is_planned_everywhere(release: str) -> None:
+    plan = plan_for(release, tests=False)
+    assert "python3-aiohttp" in plan.names() and not plan.errors
+
+
 def test_programs_only_leaves_out_the_test_tools() -> None:
     names = plan_for("debian-13", tests=False).names()
     assert not {"mypy", "flake8", "python3-venv", "python3-selenium", "chromium"} & set(names)

@@ -3,6 +3,8 @@
     repro contest submit DIR_OR_FILES [--name TEAM] [--trace training|validation|testing|NAME]
                          [--trials N] [--json] [--force] [--cluster tcp://HOST:8786|local:N]
     repro contest board [--publish-sources | --withdraw-sources]
+    repro contest serve [--port 8088] [--trace T] [--trials N] [--close-at TIME] ...
+    repro contest team add NAME | list | revoke NAME
 
 A submission is checked (schemes/submission/: two files, one of the three API
 generations), built in a box of its own, run N times (3 by default, as the
@@ -101,6 +103,8 @@ def add_parser(sub: Any) -> None:
                               "(copies readable by all; off by default: sources are root's)")
     sources.add_argument("--withdraw-sources", action="store_true",
                          help="stop linking the sources and remove the published copies")
+    from experiments.contest.commands.serve import add_parsers
+    add_parsers(actions)
 
 
 def team_name(given: str | None, sources: list[str]) -> str:
@@ -360,4 +364,7 @@ def run(args: argparse.Namespace, paths: ProjectPaths) -> int:
     traces = traces_of(args, paths)
     if args.contest_command == "board":
         return redraw(paths, traces, args)
+    if args.contest_command in ("serve", "team"):
+        from experiments.contest.commands import serve
+        return serve.serve(args, paths) if args.contest_command == "serve" else serve.team(args)
     return submit(args, paths, traces)
