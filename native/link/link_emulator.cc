@@ -340,6 +340,7 @@ void LinkEmulator::receive(Direction& d) {
       }
       d.link->arrive(std::move(p), arrival, d.ready);
     }
+    d.in->release_batch();  // every frame was copied above
     send_due(d);
     if (frames.size() < most) return;
   }
