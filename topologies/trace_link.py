@@ -210,7 +210,7 @@ class TraceLink(Link):
     ack-queue.log in log_dir), data_loss=/ack_loss= (random loss after the direction's
     queue, a probability in [0, 1); the queue log is then always kept, and the lost packets
     are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=,
-    data_path= (the emulator's socket I/O, 'rings' or 'mmsg'; default: the emulator's).
+    data_path= (the emulator's receive path, 'mmsg' or 'rings'; default: the emulator's, mmsg).
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -270,7 +270,7 @@ class TraceLink(Link):
         self.log_dir = log_dir if log_dir is not None else \
             Path(tempfile.mkdtemp(prefix="netrepro-link-"))
         self.once = once
-        # The emulator's socket I/O (`--data-path`, native/link/README.md); None: its default.
+        # The emulator's receive path (`--data-path`, native/link/README.md); None: its default.
         self.data_path = data_path
         self.span_ms = span_ms  # no service later than this after the start
         for name, side in (("data", self.data), ("ack", self.ack)):

@@ -33,8 +33,8 @@ def add_parser(sub: Any) -> None:
     bench.add_argument("what", choices=BENCHMARKS)
     bench.add_argument("--seconds", type=SECONDS.argtype(), default=None, help=SECONDS.help)
     bench.add_argument("--data-path", choices=("rings", "mmsg"), default=None,
-                       help="link: the emulator's socket I/O (native/link/README.md; default: "
-                            "its own, the rings with mmsg as the recorded fallback)")
+                       help="link: the emulator's receive path (native/link/README.md; default: "
+                            "its own, mmsg; rings: the PACKET_MMAP ring)")
     bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
     bench.add_argument("--max-jobs", type=MAX_JOBS.argtype(), default=None, help=MAX_JOBS.help)
     bench.add_argument("--levels", type=_levels, default=None,

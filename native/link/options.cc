@@ -41,8 +41,8 @@ const char* const kDescription =
     "--once: no service after the trace's first pass; --span-ms N: no service later than N ms\n"
     "after the start, in both directions (every scheme is then measured over the same span).\n"
     "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n"
-    "--data-path: rings (default; a PACKET_MMAP rx ring, recvmmsg if it cannot be set up, said\n"
-    "on stderr and in the stats) or mmsg (recvmmsg batches).\n"
+    "--data-path: mmsg (default; recvmmsg batches) or rings (a PACKET_MMAP rx ring; recvmmsg if\n"
+    "it cannot be set up, said on stderr and in the stats).\n"
     "--a2b-rate-steps (with --a2b-rate-mbps): from MS ms after the start, the rate is MBPS.\n"
     "--a2b-loss P: each packet leaving the queue is lost with probability P (0 <= P < 1),\n"
     "drawn from a generator seeded by --loss-seed (each direction its own stream).\n";
@@ -97,7 +97,7 @@ ArgParser parser_for(const std::string& program, Options& o) {
       .integer("--span-ms", "N", "no service later than N ms after the start", &o.span_ms, 1,
                kMaxMs)
       .flag("--realtime", "run the timing loop under SCHED_FIFO", &o.realtime)
-      .custom("--data-path", "PATH", "rings or mmsg (default rings)", Need::Optional,
+      .custom("--data-path", "PATH", "mmsg (default) or rings", Need::Optional,
               [&o](const std::string& v) {
                 if (v != "rings" && v != "mmsg") {
                   throw UsageError("--data-path '" + v + "' must be rings or mmsg");

@@ -34,7 +34,7 @@ struct Options {
   std::optional<uint64_t> span_ms;  // --span-ms N: no service after N ms
   uint64_t loss_seed = 1;           // --loss-seed N: seeds both directions' random loss
   bool realtime = false;            // --realtime: the timing loop runs under SCHED_FIFO
-  std::string data_path = "rings";  // --data-path rings|mmsg: how frames are received
+  std::string data_path = "mmsg";  // --data-path rings|mmsg: how frames are received
   std::string stats;
   std::string ready_file;
   std::string command_line;

@@ -1,12 +1,12 @@
 // A raw AF_PACKET socket bound to one interface: promiscuous, ignores frames we send ourselves,
 // large receive buffer, batched send (sendmmsg). Frames are received through one of two data
 // paths (--data-path, native/link/README.md):
-//   rings: a PACKET_MMAP rx ring (TPACKET_V2) the kernel writes frames into and we read
+//   rings: (asked for) a PACKET_MMAP rx ring (TPACKET_V2) the kernel writes frames into and we read
 //          without a system call per batch; each frame keeps its kernel receive time
 //          (tp_sec/tp_nsec). V2, not V3: a V3 block reaches user space only when full or
 //          after its retire timeout (>= 1 ms), which would delay frames at low rates.
-//   mmsg:  recvmmsg batches, SO_TIMESTAMPNS receive times. The fallback when the ring cannot
-//          be set up (said on stderr and recorded in the stats), or asked for.
+//   mmsg:  (the default) recvmmsg batches, SO_TIMESTAMPNS receive times; also the fallback
+//          when the ring cannot be set up (said on stderr and recorded in the stats).
 #pragma once
 
 #include <sys/socket.h>
