@@ -157,7 +157,7 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
         "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=, data_loss=/ack_loss=, "
-        "loss_seed=")
+        "loss_seed=, data_path=")
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,8 @@ class TraceLink(Link):
     queue_log= (True: a per-packet queue log per direction, data-queue.log and
     ack-queue.log in log_dir), data_loss=/ack_loss= (random loss after the direction's
     queue, a probability in [0, 1); the queue log is then always kept, and the lost packets
-    are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=.
+    are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=,
+    data_path= (the emulator's receive path, 'mmsg' or 'rings'; default: the emulator's, mmsg).
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -234,7 +235,8 @@ class TraceLink(Link):
                  queue_log: bool = False, data_loss: float | None = None,
                  ack_loss: float | None = None, loss_seed: int = 1,
                  on_process: Callable[[int, str], None] | None = None,
-                 autostart: bool | None = None, **unknown: Any) -> None:
+                 autostart: bool | None = None, data_path: str | None = None,
+                 **unknown: Any) -> None:
         refuse_unknown(unknown)
         self.data_loss = check_loss("data_loss", data_loss)
         self.ack_loss = check_loss("ack_loss", ack_loss)
@@ -268,6 +270,8 @@ class TraceLink(Link):
         self.log_dir = log_dir if log_dir is not None else \
             Path(tempfile.mkdtemp(prefix="netrepro-link-"))
         self.once = once
+        # The emulator's receive path (`--data-path`, native/link/README.md); None: its default.
+        self.data_path = data_path
         self.span_ms = span_ms  # no service later than this after the start
         for name, side in (("data", self.data), ("ack", self.ack)):
             check_rate_steps(name, side.rate_steps, span_ms)
@@ -375,10 +379,38 @@ class TraceLink(Link):
             args += ["--span-ms", str(self.span_ms)]
         if self.realtime:
             args.append("--realtime")
+        if self.data_path is not None:
+            args += ["--data-path", self.data_path]
         if self.queue_log:
             args += ["--a2b-queue-log", str(self.data_queue_log),
                      "--b2a-queue-log", str(self.ack_queue_log)]
         return args
+
+    def _prepare_path(self) -> None:
+        """Offloads off on the whole path, the middle's interfaces up."""
+        for intf in (self.intf1, self.left.intf2, self.right.intf1, self.intf2):
+            disable_offloads(intf.node, intf.name)
+            self.offloads_off.append(intf.name)
+        for intf in (self.left.intf2, self.right.intf1):
+            self.middle.cmd("ip", "link", "set", intf.name, "up")
+
+    def forward_in_kernel(self) -> None:
+        """The same path with no emulator: the middle node's kernel redirects every frame
+        from one interface to the other (tc ingress, u32, mirred), for `bench link`'s bare path.
+        Instead of start(), never with it; the rules go with the middle's namespace."""
+        if self.process is not None or self._stopped:
+            raise EmulatorFailed("forward_in_kernel: the link already started or stopped")
+        self._prepare_path()
+        a, b = self.left.intf2.name, self.right.intf1.name
+        for src, dst in ((a, b), (b, a)):
+            for command in (["tc", "qdisc", "add", "dev", src, "ingress"],
+                            # u32 matching every frame: matchall is not in every kernel
+                            ["tc", "filter", "add", "dev", src, "parent", "ffff:", "protocol",
+                             "all", "u32", "match", "u32", "0", "0",
+                             "action", "mirred", "egress", "redirect", "dev", dst]):
+                out = self.middle.cmd(*command, "&&", "echo", "tc-ok")
+                if "tc-ok" not in out:
+                    raise EmulatorFailed(f"{' '.join(command)}: {out.strip()}")
 
     def start(self) -> None:
         """Turn offloads off on the whole path and start the emulator (once)."""
@@ -387,11 +419,7 @@ class TraceLink(Link):
             return
         if self._stopped:
             raise EmulatorFailed("the link was stopped; it cannot start again")
-        for intf in (self.intf1, self.left.intf2, self.right.intf1, self.intf2):
-            disable_offloads(intf.node, intf.name)
-            self.offloads_off.append(intf.name)
-        for intf in (self.left.intf2, self.right.intf1):
-            self.middle.cmd("ip", "link", "set", intf.name, "up")
+        self._prepare_path()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ready = self.log_dir / "link-ready"
         ready.unlink(missing_ok=True)

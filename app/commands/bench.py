@@ -32,6 +32,9 @@ def add_parser(sub: Any) -> None:
     bench = sub.add_parser(NAME, help="benchmarks that print their figures (JSON last line)")
     bench.add_argument("what", choices=BENCHMARKS)
     bench.add_argument("--seconds", type=SECONDS.argtype(), default=None, help=SECONDS.help)
+    bench.add_argument("--data-path", choices=("rings", "mmsg"), default=None,
+                       help="link: the emulator's receive path (native/link/README.md; default: "
+                            "its own, mmsg; rings: the PACKET_MMAP ring)")
     bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
     bench.add_argument("--max-jobs", type=MAX_JOBS.argtype(), default=None, help=MAX_JOBS.help)
     bench.add_argument("--levels", type=_levels, default=None,

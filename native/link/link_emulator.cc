@@ -199,8 +199,8 @@ std::optional<uint64_t> peak_rss_kib() {
 LinkEmulator::LinkEmulator(const Options& options, DirectionPlan a2b, DirectionPlan b2a)
     : options_(options),
       init_ms_(monotonic_ms()),
-      socket_a_(options.iface_a),
-      socket_b_(options.iface_b) {
+      socket_a_(options.iface_a, parse_data_path(options.data_path)),
+      socket_b_(options.iface_b, parse_data_path(options.data_path)) {
   a2b_.plan = std::move(a2b);
   b2a_.plan = std::move(b2a);
   a2b_.in = &socket_a_;
@@ -351,6 +351,7 @@ void LinkEmulator::receive(Direction& d) {
       }
       d.link->arrive(std::move(p), arrival, d.ready);
     }
+    d.in->release_batch();  // every frame was copied above
     send_due(d);
     if (frames.size() < most) return;
   }
@@ -397,6 +398,13 @@ void LinkEmulator::write_stats(bool final_write) {
       .add("scheduling", scheduling_)
       .add("min_wake_interval_us", static_cast<int64_t>(min_wake_us_))
       .add("spin_window_us", static_cast<int64_t>(spin_us_));
+  // Which receive path served the run (PacketSocket), and why not the ring if it fell back.
+  const DataPath a = socket_a_.data_path(), b = socket_b_.data_path();
+  j.add("data_path", a == b ? to_string(a) : "mixed");
+  j.add("data_path_asked", options_.data_path);
+  const std::string& why = !socket_a_.fallback_reason().empty() ? socket_a_.fallback_reason()
+                                                                 : socket_b_.fallback_reason();
+  if (!why.empty()) j.add("data_path_fallback", why);
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
     j.add("cpu_user_s", usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6)

@@ -893,6 +893,11 @@ TEST(Options, RejectsBadCommandLines) {
   EXPECT_THROW(Options::parse(with({"--realtime=1"})), UsageError);
   EXPECT_THROW(Options::parse(with({"--span-ms", "0"})), UsageError);
   EXPECT_THROW(Options::parse(with({"--span-ms", "1.5"})), UsageError);
+  // The receive path: recvmmsg unless the ring is asked for; nothing else is taken.
+  EXPECT_EQ(o.data_path, "mmsg");
+  EXPECT_EQ(Options::parse(with({"--data-path", "rings"})).data_path, "rings");
+  EXPECT_EQ(Options::parse(with({"--data-path=mmsg"})).data_path, "mmsg");
+  EXPECT_THROW(Options::parse(with({"--data-path", "xdp"})), UsageError);
 }
 
 // --- Lateness statistics and the log --------------------------------------------------------

@@ -21,7 +21,7 @@ const char* const kSynopsis =
     "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
     "  [--a2b-rate-steps MS:MBPS[,MS:MBPS...]] [--b2a-rate-steps MS:MBPS[,MS:MBPS...]]\n"
     "  [--a2b-loss P=0] [--b2a-loss P=0] [--loss-seed N=1]\n"
-    "  [--once] [--span-ms N] [--realtime] [--spin-us N]\n"
+    "  [--once] [--span-ms N] [--realtime] [--spin-us N] [--data-path rings|mmsg]\n"
     "  --a2b-log FILE --b2a-log FILE\n"
     "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
     "  [--a2b-queue-log FILE] [--b2a-queue-log FILE]\n"
@@ -42,6 +42,8 @@ const char* const kDescription =
     "after the start, in both directions (every scheme is then measured over the same span).\n"
     "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n"
     "--spin-us N: how long before a send the real-time loop stops sleeping and spins.\n"
+    "--data-path: mmsg (default; recvmmsg batches) or rings (a PACKET_MMAP rx ring; recvmmsg if\n"
+    "it cannot be set up, said on stderr and in the stats).\n"
     "--a2b-rate-steps (with --a2b-rate-mbps): from MS ms after the start, the rate is MBPS.\n"
     "--a2b-loss P: each packet leaving the queue is lost with probability P (0 <= P < 1),\n"
     "drawn from a generator seeded by --loss-seed (each direction its own stream).\n";
@@ -100,6 +102,13 @@ ArgParser parser_for(const std::string& program, Options& o) {
                "with --realtime, spin the last N us before each send (default, for a fixed "
                "rate above 24 Mbit/s: 40% of an opportunity, at most 50; else 0: only sleep)",
                &o.spin_us, 0, 1000)
+      .custom("--data-path", "PATH", "mmsg (default) or rings", Need::Optional,
+              [&o](const std::string& v) {
+                if (v != "rings" && v != "mmsg") {
+                  throw UsageError("--data-path '" + v + "' must be rings or mmsg");
+                }
+                o.data_path = v;
+              })
       .integer("--loss-seed", "N", "seed of the random loss (default 1)", &o.loss_seed, 0,
                std::numeric_limits<uint64_t>::max())
       .text("--stats", "FILE", "JSON counters, rewritten every second", &o.stats,

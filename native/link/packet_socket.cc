@@ -5,11 +5,14 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "system_error.hh"
 
@@ -30,9 +33,19 @@ void set_option(int fd, int level, int name, int value, const std::string& what)
   check_syscall(what, ::setsockopt(fd, level, name, &value, sizeof(value)));
 }
 
+uint64_t to_us(uint64_t sec, uint64_t nsec) { return sec * 1000000u + nsec / 1000u; }
+
 }  // namespace
 
-PacketSocket::PacketSocket(const std::string& iface)
+const char* to_string(DataPath path) { return path == DataPath::Rings ? "rings" : "mmsg"; }
+
+DataPath parse_data_path(const std::string& text) {
+  if (text == "rings") return DataPath::Rings;
+  if (text == "mmsg") return DataPath::Mmsg;
+  throw std::invalid_argument("data path '" + text + "' must be rings or mmsg");
+}
+
+PacketSocket::PacketSocket(const std::string& iface, DataPath wanted)
     : iface_(iface),
       fd_(open_packet_socket(iface)),
       buffers_(kBatch * kFrameCapacity),
@@ -53,8 +66,22 @@ PacketSocket::PacketSocket(const std::string& iface)
   set_option(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1,
              iface + ": setsockopt(PACKET_IGNORE_OUTGOING)");
 
-  // Kernel receive times, so arrivals keep their true time when we read a batch late.
+  // Kernel receive times, so arrivals keep their true time when we read a batch late (this
+  // also turns on the kernel's receive timestamps the ring's tp_sec/tp_nsec come from).
   set_option(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1, iface + ": setsockopt(SO_TIMESTAMPNS)");
+
+  // The ring before bind(): no frame arrives before it is in place.
+  if (wanted == DataPath::Rings) {
+    std::string why;
+    if (map_rx_ring(&why)) {
+      path_ = DataPath::Rings;
+    } else {
+      fallback_reason_ = why;
+      std::fprintf(stderr, "netrepro-link: warning: %s: the rx ring cannot be set up (%s); "
+                   "receiving with recvmmsg instead (data_path \"mmsg\" in the stats)\n",
+                   iface.c_str(), why.c_str());
+    }
+  }
 
   sockaddr_ll addr{};
   addr.sll_family = AF_PACKET;
@@ -81,9 +108,85 @@ PacketSocket::PacketSocket(const std::string& iface)
   tx_iovecs_.resize(kBatch);
 }
 
+PacketSocket::~PacketSocket() {
+  if (ring_ != nullptr) ::munmap(ring_, ring_bytes_);
+}
+
+bool PacketSocket::map_rx_ring(std::string* why) {
+  const int fd = fd_.fd();
+  const int version = TPACKET_V2;
+  if (::setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) != 0) {
+    *why = std::string("setsockopt(PACKET_VERSION, TPACKET_V2): ") + std::strerror(errno);
+    return false;
+  }
+  tpacket_req req{};
+  req.tp_block_size = kRingBlockBytes;
+  req.tp_block_nr = kRingBlocks;
+  req.tp_frame_size = kRingFrameBytes;
+  req.tp_frame_nr = kRingBlocks * (kRingBlockBytes / kRingFrameBytes);
+  if (::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) != 0) {
+    *why = std::string("setsockopt(PACKET_RX_RING): ") + std::strerror(errno);
+    return false;
+  }
+  const size_t bytes = static_cast<size_t>(req.tp_block_size) * req.tp_block_nr;
+  void* ring = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ring == MAP_FAILED) {
+    *why = std::string("mmap of the rx ring: ") + std::strerror(errno);
+    tpacket_req none{};  // take the ring down again, so recvmmsg sees the frames
+    ::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &none, sizeof(none));
+    return false;
+  }
+  ring_ = static_cast<char*>(ring);
+  ring_bytes_ = bytes;
+  ring_frames_ = req.tp_frame_nr;
+  return true;
+}
+
+void PacketSocket::release_ring_frames() {
+  for (; ring_held_ > 0; --ring_held_) {
+    const unsigned slot = (ring_head_ + ring_frames_ - ring_held_) % ring_frames_;
+    auto* h = reinterpret_cast<tpacket2_hdr*>(ring_ + static_cast<size_t>(slot) * kRingFrameBytes);
+    // Release: the kernel may overwrite the slot only after we are done reading it.
+    __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+  }
+}
+
 const std::vector<ReceivedFrame>& PacketSocket::receive_batch(unsigned most) {
   received_.clear();
   const unsigned wanted = std::max(1u, std::min(most, kBatch));
+  return path_ == DataPath::Rings ? receive_ring(wanted) : receive_mmsg(wanted);
+}
+
+const std::vector<ReceivedFrame>& PacketSocket::receive_ring(unsigned wanted) {
+  release_ring_frames();
+  unsigned looked = 0;
+  while (received_.size() < wanted && looked < ring_frames_) {
+    char* slot = ring_ + static_cast<size_t>(ring_head_) * kRingFrameBytes;
+    auto* h = reinterpret_cast<tpacket2_hdr*>(slot);
+    // Acquire: the frame's bytes are visible once its status says it is ours.
+    const uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+    if (!(status & TP_STATUS_USER)) break;
+    ring_head_ = (ring_head_ + 1) % ring_frames_;
+    ++ring_held_;
+    ++looked;
+    const auto* from = reinterpret_cast<const sockaddr_ll*>(slot + TPACKET_ALIGN(sizeof(*h)));
+    if (from->sll_pkttype == PACKET_OUTGOING) continue;  // belt and braces
+    if (h->tp_snaplen < h->tp_len) {
+      if (truncated_++ == 0) {
+        std::fprintf(stderr, "netrepro-link: warning: %u-byte frame on %s, larger than a ring "
+                     "slot: segmentation/receive offloads are on; such frames are dropped and "
+                     "counted (truncated_frames)\n", h->tp_len, iface_.c_str());
+      }
+      continue;
+    }
+    // The kernel's receive time (CLOCK_REALTIME), as SO_TIMESTAMPNS gives on the mmsg path.
+    received_.push_back(ReceivedFrame{slot + h->tp_mac, h->tp_snaplen,
+                                      to_us(h->tp_sec, h->tp_nsec)});
+  }
+  return received_;
+}
+
+const std::vector<ReceivedFrame>& PacketSocket::receive_mmsg(unsigned wanted) {
   for (unsigned i = 0; i < wanted; ++i) {
     msghdr& m = rx_headers_[i].msg_hdr;
     m = msghdr{};
@@ -113,8 +216,7 @@ const std::vector<ReceivedFrame>& PacketSocket::receive_batch(unsigned most) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
         timespec ts{};
         std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-        kernel_us = static_cast<uint64_t>(ts.tv_sec) * 1000000u +
-                    static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+        kernel_us = to_us(static_cast<uint64_t>(ts.tv_sec), static_cast<uint64_t>(ts.tv_nsec));
       }
     }
     received_.push_back(ReceivedFrame{static_cast<const char*>(rx_iovecs_[i].iov_base),

@@ -26,6 +26,8 @@ def test_nothing_reported_is_empty_not_zero() -> None:
 
 from typing import Any  # noqa: E402
 
+import pytest  # noqa: E402
+
 from bench.link import MAX_RATE_MBPS, RATES_MBPS, climb, next_rate  # noqa: E402
 
 
@@ -99,3 +101,100 @@ def test_running_out_of_rates_reports_no_failing_rate() -> None:
     assert result.first_failed_mbps is None
     assert result.highest_held_mbps == link.measured[-1]
     assert next_rate(link.measured[-1]) is None
+
+
+# --- the held rule: delivery AND lateness ---------------------------------------------------
+
+from bench.link import (SUSTAINED_FRACTION, bare_holds, ceiling_ratio,  # noqa: E402
+                        emulator_holds, ip4_basis_mbps, iperf3_limited, packet_rates,
+                        udp_payload_for_frame)
+from analysis.fidelity import MAX_LATENESS_P99_US  # noqa: E402
+
+
+def emulated(delivered_vs_rate: float, p99_us: int | None) -> dict[str, Any]:
+    return {"delivered_vs_rate": delivered_vs_rate, "lateness_p99_us": p99_us}
+
+
+def test_a_rate_is_held_only_on_time_and_delivered() -> None:
+    assert SUSTAINED_FRACTION == 0.995
+    assert emulator_holds(emulated(0.995, MAX_LATENESS_P99_US)) is True
+    assert emulator_holds(emulated(1.0, MAX_LATENESS_P99_US + 1)) is False  # late
+    assert emulator_holds(emulated(0.994, 100)) is False  # short of the rate
+    assert emulator_holds(emulated(0.99, 100)) is False  # the old 99% rule would hold it
+
+
+def test_unknown_lateness_is_not_held() -> None:
+    assert emulator_holds(emulated(1.0, None)) is False
+
+
+def test_the_bare_path_is_judged_by_delivery_alone() -> None:
+    assert bare_holds({"delivered_vs_rate": 1.1}) is True
+    assert bare_holds({"delivered_vs_rate": 0.994}) is False
+
+
+def test_the_climb_stops_at_the_first_late_rate_even_if_delivered() -> None:
+    # Every rate delivered in full; lateness crosses 2 ms above 1000 Mbit/s.
+    def measure(rate: float) -> dict[str, Any]:
+        return {"rate_mbps": rate, **emulated(1.0, 500 if rate <= 1000 else 2500)}
+    result = climb(measure, emulator_holds)
+    assert result.highest_held_mbps == 1000
+    assert result.first_failed_mbps == 1500
+    assert [r["rate_mbps"] for r in result.attempts][-2:] == [1500, 1500]
+
+
+def test_ceiling_ratio_against_the_bare_path() -> None:
+    assert ceiling_ratio(750, 3000) == 0.25
+    assert ceiling_ratio(1500, 1000) == 1.5
+    assert ceiling_ratio(750, 0) is None  # the bare path held nothing: no ratio
+
+
+# --- packets per second -----------------------------------------------------------------------
+
+def test_frame_sizes_to_udp_payloads_on_a_veth() -> None:
+    # 14 Ethernet + 20 IP + 8 UDP; no FCS on a veth.
+    assert udp_payload_for_frame(64) == 22
+    assert udp_payload_for_frame(1500) == 1458
+    assert udp_payload_for_frame(1514) == 1472
+    with pytest.raises(ValueError):
+        udp_payload_for_frame(42)
+
+
+def test_payload_rate_on_the_emulators_byte_basis() -> None:
+    # 1472 payload bytes are a 1500-byte IP packet: 1504 bytes on the IP length + 4 basis.
+    assert ip4_basis_mbps(1472.0, 1472) == pytest.approx(1504.0)
+    assert ip4_basis_mbps(22.0, 22) == pytest.approx(54.0)
+
+
+def test_packet_rates_from_both_ends_of_iperf3() -> None:
+    client = {"end": {"sum": {"packets": 500_000, "seconds": 5.0}}}
+    server = {"end": {"sum": {"packets": 400_000, "lost_packets": 100_000, "seconds": 4.0,
+                              "lost_percent": 25.0}}}
+    r = packet_rates(client, server)
+    assert r["offered_pps"] == 100_000
+    assert r["received_packets"] == 300_000
+    assert r["delivered_pps"] == 75_000  # over the receiver's own 4 s
+    assert r["delivered_vs_offered"] == 0.75
+    assert r["receiver_lost_percent"] == 25.0
+
+
+def test_packet_rates_without_a_report_are_unknown() -> None:
+    r = packet_rates({"end": {}}, {"end": {}})
+    assert r["offered_pps"] is None and r["delivered_pps"] is None
+    assert r["delivered_vs_offered"] is None
+
+
+def test_iperf3_is_the_limit_when_the_bare_path_carries_all_it_sent() -> None:
+    assert iperf3_limited({"delivered_vs_offered": 0.999}) is True
+    assert iperf3_limited({"delivered_vs_offered": 0.9}) is False
+    assert iperf3_limited({"delivered_vs_offered": None}) is False
+
+
+def test_a_bare_failure_without_loss_is_the_senders() -> None:
+    from bench.link import sender_limited
+    quiet = [{"rate_mbps": 1500, "receiver_lost_percent": 0.0},
+             {"rate_mbps": 1500, "receiver_lost_percent": 0.2}]
+    lossy = [{"rate_mbps": 1500, "receiver_lost_percent": 0.0},
+             {"rate_mbps": 1500, "receiver_lost_percent": 12.0}]
+    assert sender_limited(quiet, 1500) is True
+    assert sender_limited(lossy, 1500) is False
+    assert sender_limited(quiet, None) is False  # nothing failed

@@ -79,6 +79,7 @@ def _bare_link(data_loss: float | None = None, **delays: dict[str, int]) -> Any:
     link.log_dir = Path("out")
     link.once, link.span_ms, link.realtime, link.queue_log = False, None, True, False
     link.data_loss, link.ack_loss, link.loss_seed = data_loss, None, 1_000_003
+    link.data_path = None
     return link
 
 
@@ -99,3 +100,12 @@ def test_trace_link_asks_for_loss_with_its_seed_only_when_given() -> None:
     at = args.index("--a2b-loss")
     assert args[at:at + 4] == ["--a2b-loss", "0.01", "--loss-seed", "1000003"]
     assert [a for a in args if a not in args[at:at + 4]] == plain
+
+
+def test_trace_link_names_a_data_path_only_when_asked() -> None:
+    link = _bare_link()
+    assert "--data-path" not in link.emulator_args()  # the emulator's default (rings)
+    link.data_path = "mmsg"
+    args = link.emulator_args()
+    at = args.index("--data-path")
+    assert args[at:at + 2] == ["--data-path", "mmsg"]
