@@ -40,6 +40,7 @@ import numpy as np
 
 from analysis.fidelity import MAX_LATENESS_P99_US, lateness_p99_us
 from analysis.mahimahi_log import parse_log
+from bench import timing_floor
 from core.cpu_steal import StealMeter
 from core.active_runs import ActiveRun
 from core.endpoints import Endpoints
@@ -456,6 +457,11 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
         note = " (iperf3 is the limit)" if r["iperf3_limited"] else ""
         print(f"  {r['frame_bytes']:5d}   {r['path']:8}  {_kpps(r['offered_pps']):>11}  "
               f"{_kpps(r['delivered_pps']):>11}  {late}{note}", flush=True)
+    # Last, with the machine otherwise as quiet as the bench left it: the floor under any
+    # link's departure timing here (bench/timing_floor.py).
+    result["timing_floor"] = timing_floor.measure(paths)
+    floor_text = timing_floor.describe(result["timing_floor"])
+    print(f"bench link: (e) the machine's timing floor: {floor_text}", flush=True)
     steal_pct = result["cpu_steal_pct"]
     print(f"  CPU steal during the bench: "
           f"{'unknown' if steal_pct is None else f'{steal_pct:.2f}%'}", flush=True)
