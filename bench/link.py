@@ -49,7 +49,6 @@ from core.traces import TraceSet, load_trace
 from schemes.base import ManagedProcess
 from schemes.grump import GrumpScheme
 from topologies.link_side import LinkSide
-from topologies.trace_link import UNLIMITED_RATE_MBPS
 
 if TYPE_CHECKING:  # the network modules need Mininet: imported where a network is built
     from runkinds.trace_path.network import TracePath
@@ -217,6 +216,7 @@ def packet_rate(paths: ProjectPaths, out: Path, frame_bytes: int, seconds: float
                 bare: bool, data_path: str | None = None) -> dict[str, Any]:
     """An unlimited iperf3 UDP sender (-b 0) of `frame_bytes`-byte frames: through the
     emulator at a rate far above what it can forward, or across the bare path."""
+    from topologies.trace_link import UNLIMITED_RATE_MBPS  # needs Mininet: only when run
     payload = udp_payload_for_frame(frame_bytes)
     run = udp_run(paths, out, ["-l", str(payload), "-b", "0"], seconds,
                   rate_mbps=UNLIMITED_RATE_MBPS, bare=bare, data_path=data_path)
