@@ -9,6 +9,7 @@ import pytest
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
 from core.traces import TraceSet
+from tests.integration.helpers.browser import browser  # noqa: F401 (a fixture for page tests)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import shutil
 import signal
 import socket
 import sqlite3
@@ -45,36 +44,6 @@ def server() -> Iterator[Server]:
     finally:
         print(s.output()[-4000:])
         s.cleanup()
-
-
-def _chromium() -> tuple[str, str]:
-    browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not browser or not driver:
-        pytest.fail("headless Chromium is missing: `apt-get install chromium chromium-driver "
-                    "python3-selenium` (./run_tests.sh installs them where they are debs)")
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        pytest.fail("python3-selenium is missing: `apt-get install python3-selenium`")
-    return browser, driver
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    binary, driver_path = _chromium()
-    options = Options()
-    options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def test_a_team_logs_in_uploads_watches_its_status_and_finds_itself_on_the_board(

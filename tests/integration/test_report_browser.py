@@ -13,9 +13,8 @@ there and this test fails saying so.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -61,20 +60,6 @@ def _metrics(spec: RunSpec, index: int) -> dict[str, Any]:
     return metrics
 
 
-def _chromium() -> tuple[str, str]:
-    browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not browser or not driver:
-        pytest.fail("headless Chromium is missing: `apt-get install chromium chromium-driver "
-                    "python3-selenium` (./run_tests.sh installs them where they are debs, as "
-                    "on Debian; on Ubuntu they are only the chromium snap, which this test "
-                    "cannot use: README, Developing)")
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        pytest.fail("python3-selenium is missing: `apt-get install python3-selenium`")
-    return browser, driver
-
-
 @pytest.fixture
 def report(paths: ProjectPaths, traces: TraceSet) -> Path:
     """A results tree built by hand for every experiment's quick matrix, with one failed
@@ -91,24 +76,6 @@ def report(paths: ProjectPaths, traces: TraceSet) -> Path:
                    "(the fix is named in the run's FAILED.json)")
         exp.make_figures(store, store.root)
     return write_report(paths, experiments)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    binary, driver_path = _chromium()
-    options = Options()
-    options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def _viewport(driver: Any, width: int, height: int) -> None:
