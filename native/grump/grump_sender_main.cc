@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 
 #include "clock.hh"
@@ -18,6 +19,8 @@
 #include "rtt_summary.hh"
 #include "signal_fd.hh"
 
+#include <unistd.h>
+
 using namespace netrepro;
 using namespace netrepro::grump;
 
@@ -25,6 +28,29 @@ namespace {
 
 constexpr int kUsageError = 2;  // also for an unknown controller or a refused --window
 constexpr int kNoAcks = 3;
+
+// Each line in one write(): a controller's own threads and children share this error output,
+// and a line written in pieces (as std::cerr writes each <<) can be split by one of theirs.
+void say(const std::string& line)
+{
+  const std::string text = "grump-sender: " + line + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      return;  // nowhere left to tell
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+template <typename... Parts>
+std::string joined(const Parts&... parts)
+{
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
 
 struct Options {
   std::string host;
@@ -111,7 +137,7 @@ int main(int argc, char* argv[]) {
       JsonObject::check_writable(*options.stats_path);
     }
   } catch (const std::exception& e) {
-    std::cerr << "grump-sender: " << e.what() << '\n';
+    say(e.what());
     return kUsageError;
   }
 
@@ -126,8 +152,7 @@ int main(int argc, char* argv[]) {
     }
     DatagrumpSender sender(peer, *controller, options.log_path ? &log : nullptr,
                            options.debug ? &std::cerr : nullptr);
-    std::cerr << "grump-sender: sending to " << peer.str() << " with " << options.controller
-              << std::endl;
+    say(joined("sending to ", peer.str(), " with ", options.controller));
     const uint64_t duration_ms =
         options.duration_s ? static_cast<uint64_t>(std::llround(*options.duration_s * 1000))
                            : std::numeric_limits<uint64_t>::max() / 2;
@@ -163,16 +188,16 @@ int main(int argc, char* argv[]) {
           .add("host_timing", sender.timing().json())
           .write_file(*options.stats_path);
     }
-    std::cerr << "grump-sender: sent " << c.datagrams_sent << ", " << c.acks_received
-              << " acks, " << c.timeouts << " timeouts in " << elapsed_s << " s" << std::endl;
+    say(joined("sent ", c.datagrams_sent, ", ", c.acks_received, " acks, ", c.timeouts,
+               " timeouts in ", elapsed_s, " s"));
     if (c.acks_received == 0) {
-      std::cerr << "grump-sender: no ACK arrived from " << peer.str() << " in " << elapsed_s
-                << " s; is grump-receiver running there and reachable?" << std::endl;
+      say(joined("no ACK arrived from ", peer.str(), " in ", elapsed_s,
+                 " s; is grump-receiver running there and reachable?"));
       return kNoAcks;
     }
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "grump-sender: " << e.what() << '\n';
+    say(e.what());
     return 1;
   }
 }

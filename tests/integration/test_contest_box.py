@@ -42,6 +42,16 @@ machine other work shared at the time, the honest end hosts were late (reaction 
 nothing beside it, as beside two of the older attacks, which do not check it: so a batch
 whose honest end hosts were late runs again, once, and the second must hold. An attack that
 makes them late does so again.
+
+A CI machine shared with other work was late beside attacks that ran nothing heavy (the
+user namespace, twice, with and without cgroups), in both runs of their batches, while the
+same tests held on an idle machine. So a batch whose second run is late too is followed by
+a control: the honest trial beside an honest neighbour, started right after. When that is
+late as well, the machine was late without the attack, and the honest trial's timing is not
+judged (printed with both measurements; its score still is). An attack that makes its
+neighbour late while an honest neighbour does not is still caught: the box's flood at 1
+Gbit/s was, every time (reaction p99 1.8 to 2.3 ms against 0.35 to 0.9 ms beside an honest
+neighbour), and led to the 200-Mbit/s bucket (schemes/submission/box_egress.py).
 """
 from __future__ import annotations
 
@@ -113,6 +123,9 @@ class Outcome:
     attack: list[str]
     box: dict[str, Any]
     build_log: str
+    # Why its timing is not judged: an honest trial beside an honest neighbour, started right
+    # after, was late too (see _batch).
+    timing_unjudged: str = ""
 
     @property
     def reason(self) -> str:
@@ -263,17 +276,42 @@ def _outcome(env: Env, team: str, proc: subprocess.Popen[str], started: float) -
 def _batch(env: Env, attacks: list[str] | dict[str, Team], honest: Team | None = None,
            hosts: bool = False) -> dict[str, Outcome]:
     """The attacks and one honest trial, all started at once; again, once, when the honest
-    trial's emulator was late while the CPU probe saw a CPU withheld, or (`hosts`) when its
-    end hosts were late (see the top). Attacks by name are their fixture's folders."""
+    trial's emulator (or, with `hosts`, its end hosts) was late; and when it still was, a
+    control: the honest trial beside an honest neighbour, right after. When the control is
+    late too, the machine was, not the attack: the honest trial's timing is not judged (see
+    the top). Attacks by name are their fixture's folders."""
     teams = attacks if isinstance(attacks, dict) else {a: Team(_team(env, a)) for a in attacks}
     honest = honest or Team(env.honest)
     batch = _started_together(env, teams, honest)
-    why = _cpu_withheld(batch["honest"]) or (_hosts_late(batch["honest"]) if hosts else "")
-    if why:
-        print(f"honest beside {sorted(teams)}: {why}; the batch runs again")
-        _machine_clean(env)
-        batch = _started_together(env, teams, honest)
+    why = _late(batch["honest"], hosts)
+    if not why:
+        return batch
+    print(f"honest beside {sorted(teams)}: {why}; the batch runs again")
+    _machine_clean(env)
+    batch = _started_together(env, teams, honest)
+    why = _late(batch["honest"], hosts)
+    if not why:
+        return batch
+    _machine_clean(env)
+    neighbour = Team(env.honest, environ=honest.environ, extra=honest.extra)
+    control = _started_together(env, {"neighbour": neighbour}, honest)
+    _machine_clean(env)
+    control_why = _late(control["honest"], hosts)
+    print(f"honest beside {sorted(teams)} late again ({why}); beside an honest neighbour "
+          f"right after: {control_why or 'on time'}")
+    if control_why:
+        batch["honest"].timing_unjudged = (
+            f"beside the attack: {why}; beside an honest neighbour right after: {control_why}")
     return batch
+
+
+def _late(honest: Outcome, hosts: bool) -> str:
+    """What was late in the honest trial: its emulator, or (`hosts`) its end hosts."""
+    m = _metrics(honest)
+    late = m.get("lateness_p99_us")
+    if late is not None and late >= LATENESS_P99_US:
+        return _cpu_withheld(honest) or f"emulator p99 lateness {late} us"
+    return _hosts_late(honest) if hosts else ""
 
 
 def _hosts_late(honest: Outcome) -> str:
@@ -340,6 +378,10 @@ def _honest_as_alone(batch: dict[str, Outcome], alone: list[float], hosts: bool 
           f"{metrics.get('host_reaction_p99_us')} us; {honest.took_s:.0f} s")
     assert abs(score - mean) <= tolerance, (score, alone, tolerance)
     assert metrics, honest.run_dir
+    if honest.timing_unjudged:
+        print(f"honest beside {sorted(set(batch) - {'honest'})}: timing not judged, the "
+              f"machine was late without the attack ({honest.timing_unjudged})")
+        return
     assert metrics["lateness_p99_us"] < LATENESS_P99_US, (
         metrics["lateness_p99_us"], {k: metrics.get(k) for k in (
             "emulator_worst_stall_us", "cpu_held_during_it_us", "cpu_stall_max_us")})
