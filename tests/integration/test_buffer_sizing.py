@@ -74,7 +74,11 @@ def test_each_host_has_its_own_round_trip_and_each_flow_its_start(
         assert host_rtt - 1 <= srtt[f["client_port"]] <= host_rtt + 40, (f, srtt)
     assert metrics["window_limits_recorded"] == 4
     assert metrics["window_limited_max_pct"] is not None
-    assert metrics["gap_p1_us"] > 0 and 1100 <= metrics["gap_p50_us"] <= 1300  # 1203 µs
+    # The queue's gaps: none negative, their median one packet's time (1203 us). Their low
+    # tail is not judged: a stall of the machine's makes the emulator send what is due in a
+    # burst (gaps of 0 us), which the run's own gap measure counts against its validity.
+    assert metrics["gap_p1_us"] >= 0 and 1100 <= metrics["gap_p50_us"] <= 1300
+    assert 0 < metrics["gaps_within_10pct"] <= 1
 
 
 def test_the_quick_experiment_end_to_end(tmp_path: Path) -> None:
@@ -107,6 +111,9 @@ def test_the_quick_experiment_end_to_end(tmp_path: Path) -> None:
     assert "sawtooth-period" in claims and "min-buffer-within-rule" in claims
     verify = subprocess.run([REPRO, "verify", "buffer-sizing"], capture_output=True, text=True,
                             env=env, timeout=300)
-    assert verify.returncode in (0, 1), verify.stdout + verify.stderr  # 1: a claim fails
+    # 1: a claim fails; 2: nothing to judge, every run this machine made was invalid
+    expected = (0, 1) if rows else (2,)
+    assert verify.returncode in expected, verify.stdout + verify.stderr
+    assert rows or "no finished runs to check" in verify.stdout, verify.stdout
     assert "sawtooth-period" in verify.stdout and "DIFFER" not in verify.stdout.replace(
         "0 DIFFER", ""), verify.stdout

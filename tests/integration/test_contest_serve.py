@@ -27,6 +27,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.integration.contest_server import FIXTURES, SCORE_S, Server
+from tests.integration.helpers.browser import wait_for_url
 
 HONEST = FIXTURES / "honest-window-12"
 SOURDOUGH = FIXTURES / "sourdough-9880276"
@@ -53,11 +54,11 @@ def test_a_team_logs_in_uploads_watches_its_status_and_finds_itself_on_the_board
     browser.get(server.url + "/login")
     browser.find_element(By.ID, "token").send_keys(token)
     browser.find_element(By.ID, "login").click()
-    assert browser.current_url.endswith("/team"), browser.page_source[:2000]
+    wait_for_url(browser, "/team")
     browser.find_element(By.ID, "header").send_keys(str(SOURDOUGH / "controller.hh"))
     browser.find_element(By.ID, "body").send_keys(str(SOURDOUGH / "controller.cc"))
     browser.find_element(By.ID, "submit").click()
-    assert "/submissions/" in browser.current_url, browser.page_source[:2000]
+    wait_for_url(browser, "/submissions/")
     seen: list[str] = []
     deadline = time.monotonic() + SCORE_S
     while time.monotonic() < deadline:

@@ -38,3 +38,17 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+def wait_for_url(driver: Any, ends_or_holds: str, timeout_s: float = 15.0) -> None:
+    """Wait for the navigation a click started: `click()` returns before the next page has
+    loaded, and `current_url` is the old page's until then. Fails naming the URL it stayed at."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+    try:
+        WebDriverWait(driver, timeout_s).until(
+            lambda d: ends_or_holds in d.current_url
+            and d.execute_script("return document.readyState") == "complete")
+    except TimeoutException:
+        raise AssertionError(f"still at {driver.current_url} after {timeout_s:g} s, waiting "
+                             f"for a URL with {ends_or_holds!r}:\n{driver.page_source[:2000]}")
