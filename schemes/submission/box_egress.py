@@ -32,8 +32,9 @@ from typing import Any
 from schemes.base import SchemeUnavailable
 from schemes.submission.limits import WINDOW_CAP_DATAGRAMS
 
-RATE = "200mbit"
-RATE_SHOWN = "rate 200Mbit"  # as `tc qdisc show` prints it
+RATE_MBPS = 200
+RATE = f"{RATE_MBPS}mbit"
+RATE_SHOWN = f"rate {RATE_MBPS}Mbit"  # as `tc qdisc show` prints it
 BURST_BYTES = 16 << 20
 assert BURST_BYTES > WINDOW_CAP_DATAGRAMS * 1504  # the window a sender may keep in flight
 BACKLOG_BYTES = 1 << 20
