@@ -284,3 +284,21 @@ def test_a_board_that_cannot_be_drawn_is_said_and_scoring_goes_on(
     assert scorer.once()
     assert "boards not drawn: disk full" in capsys.readouterr().err
     assert store.counts()["scored"] == 1
+
+
+def test_the_boards_are_drawn_before_a_submission_reads_scored(store: Store,
+                                                               tmp_path: Path) -> None:
+    """A team that sees "scored" and opens the leaderboard finds itself on it: the
+    boards (drawn from the results folder) are stored before the state changes."""
+    job_id = _submit(store, "alpha")
+    seen: list[str] = []
+
+    def draw(s: Store) -> None:
+        sub = s.submission(job_id)
+        seen.append(sub.state if sub is not None else "none")
+    scorer = Scorer(store, FakeRunner(), tmp_path / "scratch", draw)
+    scorer.start()
+    seen.clear()  # start() draws the boards as they were
+    assert scorer.once()
+    done = store.submission(job_id)
+    assert seen == ["running"] and done is not None and done.state == "scored"

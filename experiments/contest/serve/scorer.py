@@ -219,12 +219,13 @@ class Scorer:
         print(f"scorer      submission {job.id} of {job.team}: attempt {job.attempt}",
               flush=True)
         outcome = self._score(job)
+        # The boards first: a submission that reads "scored" is already on them.
+        self._boards()
         wrote = self.store.finish(job, outcome.state, outcome.result, outcome.reason,
                                   outcome.log, time.time())
         print(f"scorer      submission {job.id} of {job.team}: {outcome.state}"
               f"{'' if wrote else ' (already written: kept as it was)'}"
               f"{': ' + outcome.reason if outcome.reason else ''}", flush=True)
-        self._boards()
         return True
 
     def _boards(self) -> None:
