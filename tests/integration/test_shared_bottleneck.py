@@ -51,6 +51,7 @@ SENDERS = 3
 PORT = 5998
 BURSTS, BURST = 10, 40  # per sender; three senders' bursts at once overflow 40 packets
 GAP_S = 0.03
+START_AFTER_S = 1.0  # time for the three interpreters to start
 SENDER_TIMEOUT_S = 30.0
 CODEPOINTS = (ECT0, NOT_ECT, ECT1, CE)
 
@@ -59,6 +60,7 @@ import socket, struct, sys, time
 dst, port, me, bursts, burst, gap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
     int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 codes = [int(c) for c in sys.argv[7].split(",")]
+start = float(sys.argv[8])  # the same wall-clock moment for every sender
 socks = {}
 for c in set(codes):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -67,11 +69,11 @@ for c in set(codes):
 pad = bytes(1472 - 6)
 seq = 0
 for b in range(bursts):
+    time.sleep(max(0.0, start + b * gap - time.time()))
     for i in range(burst):
         c = codes[(seq + me) % len(codes)]
         socks[c].sendto(struct.pack("!BIB", me, seq, c) + pad, (dst, port))
         seq += 1
-    time.sleep(gap)
 print(seq)
 """
 
@@ -126,9 +128,12 @@ def test_the_port_marks_exactly_the_ect_packets_above_k(tmp_path: Path,
                                 tmp_path / "receiver.pcap",
                                 bpf_filter=f"ip and not src host {RECEIVER_IP}")
         capture.start()
+        # Each burst starts at one moment for all three senders: left to their own start
+        # times, the bursts could interleave so that the queue never reaches N.
+        start = time.time() + START_AFTER_S
         procs = [s.popen([sys.executable, str(script), RECEIVER_IP, str(PORT), str(i),
                           str(BURSTS), str(BURST), str(GAP_S),
-                          ",".join(str(c) for c in CODEPOINTS)],
+                          ",".join(str(c) for c in CODEPOINTS), f"{start:.6f}"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                  for i, s in enumerate(net.senders)]
         sent = 0
