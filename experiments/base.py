@@ -38,6 +38,9 @@ class Experiment(ABC):
     # folder, fnmatch patterns, the first that matches a drawn figure), and what it shows.
     headline: ClassVar[tuple[str, ...]] = ()
     headline_caption: ClassVar[str] = ""
+    # Python modules one of the paper's own commands needs beyond the suite's, with the
+    # command: `repro doctor` checks them and names the paper (setup/install.sh installs them).
+    python_modules: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def __init__(self, traces: TraceSet, options: Mapping[str, Any] | None = None) -> None:
         self.traces = traces

@@ -40,15 +40,25 @@ def check_python() -> list[Check]:
                                   ("matplotlib", True, "figures"), ("dpkt", True, "pcap analysis"),
                                   ("rich", True, "progress"), ("jinja2", True, "the report"),
                                   ("pytest", True, "tests"),
-                                  ("aiohttp", True, "contest serve"),
                                   ("distributed", False, "--cluster and repro worker")):
-        result = _run([PYTHON, "-c",
-                       f"import {module}; print(getattr({module}, '__version__', ''))"])
-        ok = result.returncode == 0
-        detail = (f"{module} {result.stdout.strip()}".strip() if ok
-                  else f"cannot import {module} ({why})")
-        checks.append(Check(f"python {module}", ok, detail, INSTALL, required))
+        checks.append(_python_module(module, why, required))
     return checks
+
+
+def check_experiment_modules(traces: TraceSet) -> list[Check]:
+    """The Python modules a paper's own commands need (Experiment.python_modules)."""
+    from experiments.registry import all_experiments
+    return [_python_module(module, f"{exp.name}: {why}", required=False)
+            for exp in all_experiments(traces) for module, why in exp.python_modules]
+
+
+def _python_module(module: str, why: str, required: bool) -> Check:
+    result = _run([PYTHON, "-c",
+                   f"import {module}; print(getattr({module}, '__version__', ''))"])
+    ok = result.returncode == 0
+    detail = (f"{module} {result.stdout.strip()}".strip() if ok
+              else f"cannot import {module} ({why})")
+    return Check(f"python {module}", ok, detail, INSTALL, required)
 
 
 def check_commands() -> list[Check]:
@@ -173,7 +183,8 @@ def required_traces(traces: TraceSet) -> set[str]:
 def run_doctor(paths: ProjectPaths, traces: TraceSet) -> int:
     from app.commands.doctor_namespaces import check_namespaces
     groups: list[Callable[[], list[Check]]] = [
-        check_root, check_python, check_commands, lambda: check_native(paths), check_kernel,
+        check_root, check_python, lambda: check_experiment_modules(traces), check_commands,
+        lambda: check_native(paths), check_kernel,
         lambda: check_namespaces(paths), lambda: check_congestion_controls(paths),
         lambda: check_experiment_kernels(paths, traces), lambda: check_kinds_and_schemes(paths),
         lambda: check_traces(traces, required_traces(traces)),

@@ -73,6 +73,7 @@ def board_traces(root: Path, traces: TraceSet | None = None) -> list[BoardTrace]
 
 class Contest(Experiment):
     name = "contest"
+    python_modules = (("aiohttp", "repro contest serve"),)
     title = "Contest leaderboards: baselines on the training, validation and testing traces"
     quick_note = f"{', '.join(QUICK_BASELINES)} on the training trace"
     claims = BOARD_CLAIMS

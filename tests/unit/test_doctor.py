@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from app.commands import doctor
 from app.commands import doctor_namespaces as namespace_checks
 from core.paths import ProjectPaths
+from core.traces import TraceSet
 from runkinds.registry import KINDS
 from runkinds.switched_path import doctor as switched_path_doctor
 
@@ -58,6 +60,19 @@ def test_missing_python_module_names_it(monkeypatch: pytest.MonkeyPatch) -> None
     assert "python os_ken" not in checks  # the switched path's check (its controller)
 
 
+def test_a_papers_own_module_is_checked_and_names_the_paper(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contest's server needs aiohttp; missing, it is a warning naming the paper and its
+    command, not a failure of the suite."""
+    monkeypatch.setattr(doctor, "_run", _fake_run(1, stderr="ModuleNotFoundError"))
+    traces = TraceSet([], Path("/nonexistent"), manifest={})
+    checks = {c.name: c for c in doctor.check_experiment_modules(traces)}
+    aiohttp = checks["python aiohttp"]
+    assert not aiohttp.ok and not aiohttp.required
+    assert aiohttp.detail == "cannot import aiohttp (contest: repro contest serve)"
+    assert "python aiohttp" not in {c.name for c in doctor.check_python()}
+
+
 def test_exit_status_follows_required_checks(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     failing = doctor.Check("thing", False, "broken", "fix it")
     optional = doctor.Check("extra", False, "absent", "add it", required=False)
@@ -66,6 +81,7 @@ def test_exit_status_follows_required_checks(monkeypatch: pytest.MonkeyPatch, ca
     monkeypatch.setattr(doctor, "check_native", lambda paths: [optional])
     monkeypatch.setattr(doctor, "check_congestion_controls", lambda paths: [])
     monkeypatch.setattr(doctor, "check_experiment_kernels", lambda paths, traces: [])
+    monkeypatch.setattr(doctor, "check_experiment_modules", lambda traces: [])
     monkeypatch.setattr(doctor, "check_traces", lambda traces, names: [])
     monkeypatch.setattr(doctor, "required_traces", lambda traces: set())
     monkeypatch.setattr(doctor, "check_kinds_and_schemes", lambda paths: [])
