@@ -75,6 +75,23 @@ def read_alpha(run_dir: Path) -> AlphaTrace | None:
                       column["losses"])
 
 
+def flow_alpha_mean(flow_dir: Path, start_mono: float, end_mono: float) -> float | None:
+    """The mean of the flow's alpha samples in the window (CLOCK_MONOTONIC s)."""
+    trace = read_alpha(flow_dir)
+    if trace is None or len(trace) == 0:
+        return None
+    inside = (trace.time_s >= start_mono) & (trace.time_s < end_mono)
+    return float(trace.alpha[inside].mean()) if inside.any() else None
+
+
+def alpha_timeline(flow_dir: Path, base_s: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(seconds after the base, alpha) of a flow's samples, None without any."""
+    trace = read_alpha(flow_dir)
+    if trace is None or len(trace) == 0:
+        return None
+    return trace.time_s - base_s, trace.alpha
+
+
 def ewma_step(alpha: int, delivered: int, delivered_ce: int) -> int:
     """One window's update, in Linux's integer arithmetic (alpha in 1/1024)."""
     decay = alpha >> SHIFT_G

@@ -26,12 +26,13 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from analysis.coverage import Coverage
+from analysis.dctcp_alpha import alpha_timeline
 from analysis.plotting import new_figure, new_grid, save
 from analysis.scheme_labels import display_name, scheme_label, scheme_style
-from runkinds.shared_bottleneck.metrics import alpha_timeline, load_window, queue_samples
 from analysis.summary import RunRecord
 from experiments.dctcp import model, paper
 from experiments.dctcp.claims import COMPARE, COMPARE_1G, FLOWS, K_SWEEP
+from runkinds.shared_bottleneck.metrics import load_window, queue_samples
 
 log = logging.getLogger(__name__)
 

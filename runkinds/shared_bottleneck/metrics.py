@@ -40,7 +40,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from analysis.dctcp_alpha import dctcp_metrics, read_alpha
+from analysis.cc_behaviour import congestion_extent_mean, variant_state_metrics
 from analysis.fidelity import gaps_within_10pct, lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.queue_log import (QueueLog, backlog_at, backlog_series, departure_gaps,
@@ -256,17 +256,6 @@ def sender_counters(meta: Mapping[str, Any]) -> dict[str, Any]:
             "tcp_segments_out": total("Tcp.OutSegs")}
 
 
-# ------------------------------------------------------------------ alpha
-
-def flow_alpha_mean(flow_dir: Path, start_mono: float, end_mono: float) -> float | None:
-    """The mean of the flow's alpha samples in the window (CLOCK_MONOTONIC s)."""
-    trace = read_alpha(flow_dir)
-    if trace is None or len(trace) == 0:
-        return None
-    inside = (trace.time_s >= start_mono) & (trace.time_s < end_mono)
-    return float(trace.alpha[inside].mean()) if inside.any() else None
-
-
 # ------------------------------------------------------------------ the run
 
 @dataclass(frozen=True, eq=False)
@@ -288,14 +277,6 @@ def load_window(run_dir: Path, spec: RunSpec, meta: Mapping[str, Any]) -> RunWin
     q = parse_queue_log(run_dir / DATA_QUEUE_LOG)
     start_s, end_s = scored_window(flow_starts(meta), q.base_ms, shape)
     return RunWindow(shape, q, start_s, end_s)
-
-
-def alpha_timeline(flow_dir: Path, base_s: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """(seconds after the base, alpha) of a flow's samples, None without any."""
-    trace = read_alpha(flow_dir)
-    if trace is None or len(trace) == 0:
-        return None
-    return trace.time_s - base_s, trace.alpha
 
 
 def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
@@ -350,7 +331,7 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
     m.update(window_limit_metrics(window_limits(run_dir, [f.get("client_port")
                                                           for f in flows])))
     m.update(sender_counters(meta))
-    alphas = [flow_alpha_mean(d, base + start_s, base + end_s) for d in folders]
+    alphas = [congestion_extent_mean(d, base + start_s, base + end_s) for d in folders]
     have = [a for a in alphas if a is not None]
     m.update(alpha_flows=alphas, alpha_mean=float(np.mean(have)) if have else None,
              alpha_flows_sampled=len(have))
@@ -375,14 +356,13 @@ def shared_bottleneck_metrics(run_dir: Path, spec: RunSpec,
 
 def _probed_flow(folder: Path, spec: RunSpec, meta: dict[str, Any],
                  facts: dict[str, Any]) -> dict[str, Any]:
-    """The first flow's window check and (DCTCP) reductions, from its tcp_probe trace."""
+    """The first flow's window check and its variant's own state, from its tcp_probe trace."""
     flow_meta = {"verification": dict(facts, cc_requested=(meta.get("verification") or {})
                                       .get("cc_requested")),
                  "topology": {}}
     out = tcp_window_metrics(folder, spec, flow_meta)
     probe = read_probe(folder)
-    dctcp = dctcp_metrics(folder, probe)
-    out.update({f"flow1_{k}": v for k, v in dctcp.items()})
+    out.update({f"flow1_{k}": v for k, v in variant_state_metrics(folder, probe).items()})
     if probe is not None and len(probe):
         half = probe.time_s >= probe.time_s[0] + (probe.time_s[-1] - probe.time_s[0]) / 2
         out["flow1_cwnd_median"] = float(np.median(probe.snd_cwnd[half]))

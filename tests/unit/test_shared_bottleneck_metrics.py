@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.dctcp_alpha import flow_alpha_mean
 from analysis.queue_log import parse_queue_log_text
 from runkinds.shared_bottleneck.metrics import (RunShape, SharedBottleneckError,
-                                                flow_alpha_mean, iperf_goodput_mbps, jain_index,
+                                                iperf_goodput_mbps, jain_index,
                                                 link_utilization, longest_gap_to, port_throughput,
                                                 queue_metrics,
                                                 scored_window, shared_bottleneck_metrics)
