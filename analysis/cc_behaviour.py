@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from analysis.dctcp_alpha import dctcp_metrics, flow_alpha_mean
+from analysis.dctcp_alpha import dctcp_metrics
 from analysis.mahimahi_log import LinkLog, parse_log
 from analysis.tcp_probe import ProbeTrace, read_probe
 from core.tcp_probe_format import CA_CWR, CA_DISORDER, CA_LOSS, CA_OPEN, CA_RECOVERY
@@ -275,16 +275,3 @@ def cc_behaviour_metrics(run_dir: Path, cc: str | None) -> dict[str, Any]:
 
 def episodes_as_dicts(episodes: list[LossEpisode]) -> list[dict[str, Any]]:
     return [asdict(ep) | {"ratio": ep.ratio} for ep in episodes]
-
-
-def variant_state_metrics(flow_dir: Path, probe: ProbeTrace | None) -> dict[str, Any]:
-    """The state a flow's congestion control keeps beyond its window, from what its run
-    recorded for it: DCTCP's alpha and its window reductions. Every value is None for a
-    flow whose variant recorded none, so every run's metrics have the same keys."""
-    return dctcp_metrics(flow_dir, probe)
-
-
-def congestion_extent_mean(flow_dir: Path, start_mono: float, end_mono: float) -> float | None:
-    """The mean, over the window (CLOCK_MONOTONIC s), of the flow's own estimate of how much
-    of its traffic met congestion, where its variant keeps one (DCTCP's alpha); else None."""
-    return flow_alpha_mean(flow_dir, start_mono, end_mono)

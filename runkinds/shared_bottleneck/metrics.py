@@ -40,13 +40,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from analysis.cc_behaviour import congestion_extent_mean, variant_state_metrics
 from analysis.fidelity import gaps_within_10pct, lateness_ok
 from analysis.host_timing import host_timing_metrics
 from analysis.queue_log import (QueueLog, backlog_at, backlog_series, departure_gaps,
                                 ideal_gap_us, parse_queue_log)
 from analysis.tcp_probe import read_probe
 from analysis.tcp_window_check import tcp_window_metrics
+from analysis.variant_state import congestion_extent_mean, variant_state_metrics
 from analysis.window_limits import window_limit_metrics
 from core.queue_spec import parse_queue
 from core.runspec import RunSpec
