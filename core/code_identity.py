@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,20 +77,28 @@ class CodeIdentity:
 
 # ------------------------------------------------------------------ python: the closure
 
+# Top-level folders that hold no module a run imports. They are never walked: results/
+# holds other runs' folders, which appear and vanish while this run starts.
+NOT_CODE = frozenset({"tests", "build", "var", "results", "setup"})
+
+
 @functools.lru_cache(maxsize=None)
 def _module_index(root: Path) -> dict[str, Path]:
     """Every importable module of the repository: dotted name -> file."""
     index: dict[str, Path] = {}
-    for path in root.rglob("*.py"):
-        rel = path.relative_to(root)
-        if rel.parts[0] in ("tests", "build", "var", "results", "setup") or \
-                any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
-            continue
-        parts = list(rel.with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        if parts:
-            index[".".join(parts)] = path
+    for folder, subfolders, names in os.walk(root):
+        top = folder == str(root)
+        subfolders[:] = sorted(d for d in subfolders if not (
+            d.startswith(".") or d == "__pycache__" or (top and d in NOT_CODE)))
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            path = Path(folder, name)
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            if parts:
+                index[".".join(parts)] = path
     return index
 
 

@@ -196,3 +196,25 @@ def test_an_identity_names_what_changed() -> None:
     new = CodeIdentity({"a.py": "1", "b.py": "3", "c.py": "4"})
     assert new.changed(old.files) == ["b.py", "c.py"]
     assert new.version != old.version and len(new.version) == 12
+
+
+def test_the_module_index_never_walks_results_or_other_non_code_folders(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs side by side: one run's folder under results/ can vanish while another run
+    indexes the repository, so results/ (and build/, var/, tests/, setup/) are not entered."""
+    import os
+    _tree(repo, {"results/runs/.tmp-other-run/x.py": "", "build/gen.py": "",
+                 "tests/test_x.py": "", "kinds/.hidden/h.py": ""})
+    entered: list[str] = []
+    real = os.scandir
+
+    def scandir(path: str) -> object:
+        entered.append(str(path))
+        return real(path)
+    monkeypatch.setattr(os, "scandir", scandir)
+    index = code_identity._module_index(repo)
+    assert "kinds.a" in index and "registry" in index
+    assert not any(name.startswith(("results", "build", "tests")) for name in index)
+    assert not [p for p in entered if Path(p).relative_to(repo).parts[:1] in
+                (("results",), ("build",), ("tests",), ("var",), ("setup",))]
+    assert not [p for p in entered if ".hidden" in p]
