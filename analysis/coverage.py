@@ -30,6 +30,8 @@ class Cell:
     spec: RunSpec
     record: RunRecord | None
     reason: str = ""  # "" when done; else the latest failure's reason, or NOT_RUN
+    # Not done, but finished: its latest invalid run (left out of figures, still this plan's).
+    invalid_record: RunRecord | None = None
 
     @property
     def done(self) -> bool:
@@ -44,6 +46,11 @@ class Coverage:
 
     def records(self) -> list[RunRecord]:
         return [c.record for c in self.cells if c.record is not None]
+
+    def runs_on_record(self) -> list[RunRecord]:
+        """Each cell's run: its valid one, else its latest invalid one (runs of the plan that
+        are neither are another mode's, other options' or redone since)."""
+        return [r for c in self.cells if (r := c.record or c.invalid_record) is not None]
 
     def missing(self) -> list[Cell]:
         return [c for c in self.cells if not c.done]
@@ -87,18 +94,19 @@ def match_plan(plan: list[RunSpec], done: list[RunRecord], failed: list[FailedRe
     """
     why = invalid or (lambda r: r.invalid)
     latest: dict[RunSpec, RunRecord] = {}
+    latest_invalid: dict[RunSpec, RunRecord] = {}
     for record in done:
         key = record.spec
-        if why(record):
-            continue
-        if key not in latest or finished_at(record) > finished_at(latest[key]):
-            latest[key] = record
+        into = latest_invalid if why(record) else latest
+        if key not in into or finished_at(record) > finished_at(into[key]):
+            into[key] = record
     events = [(f.time, f.spec, f.reason) for f in failed]
     events += [(finished_at(r), r.spec, f"{INVALID}: {why(r)}") for r in done if why(r)]
     reasons = {spec: reason for _, spec, reason in sorted(events, key=lambda e: e[0])}
     cells = tuple(Cell(spec, latest.get(spec),
                        "" if spec in latest
-                       else reasons.get(spec, NOT_RUN)) for spec in plan)
+                       else reasons.get(spec, NOT_RUN),
+                       None if spec in latest else latest_invalid.get(spec)) for spec in plan)
     return Coverage(quick=quick, trials=trials, cells=cells)
 
 
@@ -126,7 +134,8 @@ def coverage(store: ExperimentStore, matrix: MatrixFn,
         return full
     if any(c.done for c in quick.cells):
         return quick
-    tried_full = any(c.reason != NOT_RUN for c in full.cells)
+    # Nothing valid in either: full only when a run only the full matrix plans was tried.
+    tried_full = any(c.reason != NOT_RUN and c.spec not in in_quick for c in full.cells)
     return full if tried_full else quick
 
 

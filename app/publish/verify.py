@@ -338,7 +338,7 @@ def verify_experiment(exp: Experiment, results_dir: Path,
     verdict.planned = len(cov.cells)
     verdict.finished = sum(c.done for c in cov.cells)
     verdict.missing = [(c.spec.label(), c.reason) for c in cov.missing()]
-    planned_runs = {r.path.name for r in cov.records()}
+    planned_runs = {r.path.name for r in cov.runs_on_record()}
     for run in verdict.runs:
         run.in_plan = run.run in planned_runs
     planned_specs = {c.spec for c in cov.cells}

@@ -121,3 +121,20 @@ def test_an_invalid_finished_run_is_no_result_and_says_why(tmp_path) -> None:
                                      "ssthresh 2183148773")
     assert cells["sprout"].done  # unchecked (no probe) is not invalid
     assert [r.spec.scheme for r in cov.records()] == ["sprout"]
+    assert [r.spec.scheme for r in cov.runs_on_record()] == ["sprout", "vegas"]
+
+
+def test_a_quick_pass_whose_runs_were_all_invalid_stays_quick(tmp_path) -> None:
+    """BBR's quick pass shares runs with the full matrix: when every quick run finished
+    invalid, the record is still the quick pass, not a full one of which none was run."""
+    def nested(quick: bool, trials: int) -> list[RunSpec]:
+        schemes = ("sprout",) if quick else ("sprout", "vegas")
+        return [spec(s, False, t) for t in range(1, trials + 1) for s in schemes]
+    store = ExperimentStore(tmp_path / "x")
+    add_done(store, spec("sprout", quick=False), throughput_mbps=1.0, window_valid=False,
+             window_verdict="window-limited")
+    cov = coverage(store, nested)
+    assert cov.quick and not cov.records()
+    assert [r.spec.scheme for r in cov.runs_on_record()] == ["sprout"]
+    add_failed(store, spec("vegas", quick=False), "RuntimeError: flaky")
+    assert not coverage(store, nested).quick  # a run only the full matrix plans was tried

@@ -320,3 +320,26 @@ def test_the_tcp_receive_ceiling_is_read_from_each_run_and_printed():
     print_experiment(verdict, out)
     assert ("TCP receive buffer maximum (tcp_rmem; caps the window over an infinite queue): "
             "16777216 bytes (28); not recorded (2)") in out.getvalue()
+
+
+def test_a_plans_runs_that_finished_invalid_are_its_own_not_another_plans(tmp_path):
+    """Every quick run finished but invalid (here: late, for an experiment that leaves late
+    runs out): they are the quick plan's runs, counted as its late ones, not runs "this
+    plan does not use"."""
+    class LeavesLateOut(ContestWarmupA):
+        def invalid_reason(self, record):
+            return "late" if record.metrics.get("lateness_ok") is False else ""
+    exp = LeavesLateOut(TraceSet([], Path("/nonexistent"), manifest={}))
+    store = ExperimentStore(tmp_path / exp.name)
+    quick = exp.matrix(quick=True)
+    for spec in quick:
+        every, delay = RISING.get(spec.param("window"), (1, 150))
+        add_logged_run(store, spec, every, delay, lateness_p99_us=358_000)
+    v = verify_results([exp], tmp_path).experiments[0]
+    assert v.mode == "quick" and v.finished == 0 and v.planned == len(quick)
+    assert v.late == len(quick) and v.outside_plan == []
+    assert len(v.invalid) == len(quick)
+    out = io.StringIO()
+    print_experiment(v, out)
+    assert f"; {len(quick)} late (emulator" in out.getvalue()
+    assert "not counted" not in out.getvalue()
