@@ -41,8 +41,10 @@ from mininet.node import Node
 
 from core.paths import ProjectPaths
 from core.processes import stop_child
+from kernel import receive_steering
 from kernel.offloads import disable_offloads
 from topologies import queue_log as queue_log_files
+from topologies.cpu_placement import Placement, place
 from topologies.link_side import LinkSide
 from topologies.network_start import GuardedNode, NetworkStartError, entering_hint
 from topologies.trace_link_options import (TraceLinkOptionError, check_loss,
@@ -157,7 +159,7 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
         "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=, data_loss=/ack_loss=, "
-        "loss_seed=, data_path=")
+        "loss_seed=, data_path=, place_cpus=")
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,9 @@ class TraceLink(Link):
     ack-queue.log in log_dir), data_loss=/ack_loss= (random loss after the direction's
     queue, a probability in [0, 1); the queue log is then always kept, and the lost packets
     are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=,
-    data_path= (the emulator's receive path, 'mmsg' or 'rings'; default: the emulator's, mmsg).
+    data_path= (the emulator's receive path, 'mmsg' or 'rings'; default: the emulator's, mmsg),
+    place_cpus= (default True: a link fast enough to need it gets a CPU for its emulator and
+    steers its hosts' received frames to the others, topologies/cpu_placement.py; False: not).
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -236,7 +240,7 @@ class TraceLink(Link):
                  ack_loss: float | None = None, loss_seed: int = 1,
                  on_process: Callable[[int, str], None] | None = None,
                  autostart: bool | None = None, data_path: str | None = None,
-                 **unknown: Any) -> None:
+                 place_cpus: bool = True, **unknown: Any) -> None:
         refuse_unknown(unknown)
         self.data_loss = check_loss("data_loss", data_loss)
         self.ack_loss = check_loss("ack_loss", ack_loss)
@@ -272,6 +276,8 @@ class TraceLink(Link):
         self.once = once
         # The emulator's receive path (`--data-path`, native/link/README.md); None: its default.
         self.data_path = data_path
+        self.place_cpus = place_cpus
+        self.placement = Placement(why_not="not started")  # start() decides
         self.span_ms = span_ms  # no service later than this after the start
         for name, side in (("data", self.data), ("ack", self.ack)):
             check_rate_steps(name, side.rate_steps, span_ms)
@@ -381,6 +387,8 @@ class TraceLink(Link):
             args.append("--realtime")
         if self.data_path is not None:
             args += ["--data-path", self.data_path]
+        if self.placement.placed:
+            args += ["--cpu", str(self.placement.emulator_cpu)]
         if self.queue_log:
             args += ["--a2b-queue-log", str(self.data_queue_log),
                      "--b2a-queue-log", str(self.ack_queue_log)]
@@ -420,6 +428,7 @@ class TraceLink(Link):
         if self._stopped:
             raise EmulatorFailed("the link was stopped; it cannot start again")
         self._prepare_path()
+        self.placement = self._place()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ready = self.log_dir / "link-ready"
         ready.unlink(missing_ok=True)
@@ -435,6 +444,24 @@ class TraceLink(Link):
                 raise EmulatorFailed(f"link emulator not ready after {READY_TIMEOUT_S:.0f} s: "
                                      f"{self.stderr_tail()}")
             time.sleep(0.02)
+
+    def _place(self) -> Placement:
+        """A CPU for the emulator, and the hosts' received frames steered off it, when the
+        link is fast enough to need it (topologies/cpu_placement.py); else why not."""
+        if not self.place_cpus:
+            return Placement(why_not="not asked for (place_cpus=False)")
+        placement = place((self.data, self.ack), self.realtime,
+                          steering=receive_steering.available())
+        if not placement.placed:
+            return placement
+        try:
+            for intf in (self.intf1, self.intf2):  # the interfaces the emulator sends into
+                receive_steering.steer_receive(intf.node, intf.name, placement.host_rx_cpus)
+        except receive_steering.ReceiveSteeringError as e:
+            placement.release()
+            log.warning("%s: emulator not placed: %s", self, e)
+            return Placement(why_not=str(e))
+        return placement
 
     def stderr_tail(self, lines: int = 5) -> str:
         path = self.log_dir / "link-stderr.txt"
@@ -464,6 +491,7 @@ class TraceLink(Link):
             return
         self._stopped = True
         self.stop_emulator()
+        self.placement.release()
         for link in (self.left, self.right):
             if link.intf1 is not None and link.intf2 is not None:
                 try:

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "buffered_writer.hh"
@@ -397,7 +398,8 @@ void LinkEmulator::write_stats(bool final_write) {
       .add("complete", final_write)
       .add("scheduling", scheduling_)
       .add("min_wake_interval_us", static_cast<int64_t>(min_wake_us_))
-      .add("spin_window_us", static_cast<int64_t>(spin_us_));
+      .add("spin_window_us", static_cast<int64_t>(spin_us_))
+      .add("cpu", options_.cpu ? std::optional<uint64_t>(*options_.cpu) : std::nullopt);
   // Which receive path served the run (PacketSocket), and why not the ring if it fell back.
   const DataPath a = socket_a_.data_path(), b = socket_b_.data_path();
   j.add("data_path", a == b ? to_string(a) : "mixed");
@@ -475,6 +477,11 @@ void LinkEmulator::run(SignalFd& stop) {
       std::fprintf(stderr, "netrepro-link: warning: --realtime: %s; running with the normal "
                    "policy (the lateness figures show the cost)\n", scheduling_.c_str());
     }
+  }
+  if (options_.cpu) {
+    // Asked for by name (the caller steers the end hosts' packets elsewhere): never ignored.
+    const std::string why = pin_to_cpu(static_cast<int>(*options_.cpu));
+    if (!why.empty()) throw std::runtime_error("--cpu: " + why);
   }
 
   base_ms_ = monotonic_ms();

@@ -898,6 +898,11 @@ TEST(Options, RejectsBadCommandLines) {
   EXPECT_EQ(Options::parse(with({"--data-path", "rings"})).data_path, "rings");
   EXPECT_EQ(Options::parse(with({"--data-path=mmsg"})).data_path, "mmsg");
   EXPECT_THROW(Options::parse(with({"--data-path", "xdp"})), UsageError);
+  // The timing loop's CPU: any unless named; a CPU number, nothing else.
+  EXPECT_FALSE(o.cpu.has_value());
+  EXPECT_EQ(*Options::parse(with({"--cpu", "1"})).cpu, 1u);
+  EXPECT_THROW(Options::parse(with({"--cpu", "-1"})), UsageError);
+  EXPECT_THROW(Options::parse(with({"--cpu", "one"})), UsageError);
 }
 
 // --- Lateness statistics and the log --------------------------------------------------------

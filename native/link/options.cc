@@ -21,7 +21,7 @@ const char* const kSynopsis =
     "  [--a2b-queue SPEC=infinite] [--b2a-queue SPEC=infinite]\n"
     "  [--a2b-rate-steps MS:MBPS[,MS:MBPS...]] [--b2a-rate-steps MS:MBPS[,MS:MBPS...]]\n"
     "  [--a2b-loss P=0] [--b2a-loss P=0] [--loss-seed N=1]\n"
-    "  [--once] [--span-ms N] [--realtime] [--spin-us N] [--data-path rings|mmsg]\n"
+    "  [--once] [--span-ms N] [--realtime] [--spin-us N] [--cpu N] [--data-path rings|mmsg]\n"
     "  --a2b-log FILE --b2a-log FILE\n"
     "  [--a2b-lateness FILE] [--b2a-lateness FILE]\n"
     "  [--a2b-queue-log FILE] [--b2a-queue-log FILE]\n"
@@ -42,6 +42,8 @@ const char* const kDescription =
     "after the start, in both directions (every scheme is then measured over the same span).\n"
     "--realtime: the timing loop runs under SCHED_FIFO (for links that need little CPU).\n"
     "--spin-us N: how long before a send the real-time loop stops sleeping and spins.\n"
+    "--cpu N: the timing loop runs on CPU N only (the log writers keep every CPU); an error if\n"
+    "the CPU cannot be had.\n"
     "--data-path: mmsg (default; recvmmsg batches) or rings (a PACKET_MMAP rx ring; recvmmsg if\n"
     "it cannot be set up, said on stderr and in the stats).\n"
     "--a2b-rate-steps (with --a2b-rate-mbps): from MS ms after the start, the rate is MBPS.\n"
@@ -102,6 +104,7 @@ ArgParser parser_for(const std::string& program, Options& o) {
                "with --realtime, spin the last N us before each send (default, for a fixed "
                "rate above 24 Mbit/s: 40% of an opportunity, at most 50; else 0: only sleep)",
                &o.spin_us, 0, 1000)
+      .integer("--cpu", "N", "run the timing loop on CPU N only", &o.cpu, 0, 4095)
       .custom("--data-path", "PATH", "mmsg (default) or rings", Need::Optional,
               [&o](const std::string& v) {
                 if (v != "rings" && v != "mmsg") {

@@ -35,6 +35,7 @@ struct Options {
   uint64_t loss_seed = 1;           // --loss-seed N: seeds both directions' random loss
   bool realtime = false;            // --realtime: the timing loop runs under SCHED_FIFO
   std::optional<uint64_t> spin_us;  // --spin-us N: spin window before a send (default: auto)
+  std::optional<uint64_t> cpu;      // --cpu N: the timing loop's only CPU (default: any)
   std::string data_path = "mmsg";  // --data-path rings|mmsg: how frames are received
   std::string stats;
   std::string ready_file;

@@ -15,26 +15,12 @@
 
 namespace netrepro {
 
-namespace {
-
-// Empty when pinned, else why not.
-std::string pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  const int error = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
-  return error == 0 ? "" : "cannot pin to CPU " + std::to_string(cpu) + ": " +
-                               std::strerror(error);
-}
-
-}  // namespace
-
 CpuProbe::CpuProbe(ProbeOptions options) : options_(options) {
   stalls_.reserve(options_.max_events);
 }
 
 void CpuProbe::run_cpu(CpuRecord& record, std::atomic<int>& started, uint64_t until_us) {
-  const std::string pinned = pin_to(record.cpu);
+  const std::string pinned = pin_to_cpu(record.cpu);
   // Under SCHED_OTHER (refused, or asked) the default 50-us timer slack would add to every
   // wake-up; real-time threads have none anyway.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);

@@ -1,5 +1,6 @@
 #include "scheduling.hh"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <cerrno>
@@ -15,6 +16,16 @@ std::string request_realtime(int priority) {
     return std::string("SCHED_OTHER (SCHED_FIFO refused: ") + std::strerror(errno) + ")";
   }
   return "SCHED_FIFO priority " + std::to_string(priority);
+}
+
+std::string pin_to_cpu(int cpu) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return "cannot pin to CPU " + std::to_string(cpu);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  const int error = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
+  return error == 0 ? "" : "cannot pin to CPU " + std::to_string(cpu) + ": " +
+                               std::strerror(error);
 }
 
 }  // namespace netrepro

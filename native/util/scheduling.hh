@@ -11,4 +11,8 @@ namespace netrepro {
 // never throws: the lateness the emulator measures shows the cost of a refusal.
 std::string request_realtime(int priority);
 
+// Runs the calling thread on `cpu` only (other threads keep their CPUs). Returns "" when
+// pinned, else why not, e.g. "cannot pin to CPU 7: Invalid argument".
+std::string pin_to_cpu(int cpu);
+
 }  // namespace netrepro

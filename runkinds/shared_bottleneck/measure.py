@@ -134,6 +134,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         net.check_alive()
         assert net.link is not None
         net.link.stop_emulator()
+        meta["cpu_placement"] = net.link.placement.facts()
         if sampler is not None:
             meta["marking"]["samples"] = sampler.stop()
         scheme.stop()

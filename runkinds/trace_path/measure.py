@@ -93,6 +93,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         link.check_alive()
         link.stop_emulator()
         meta["offloads_off"] = list(link.offloads_off)
+        meta["cpu_placement"] = link.placement.facts()
         scheme.stop()
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"

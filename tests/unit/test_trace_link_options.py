@@ -66,6 +66,7 @@ def test_the_flags_name_the_far_host_both_ways() -> None:
 def _bare_link(data_loss: float | None = None, **delays: dict[str, int]) -> Any:
     """A TraceLink with what emulator_args() reads and no network (building one needs root)."""
     pytest.importorskip("mininet")  # trace_link builds on it; tests/unit-venv.sh has none
+    from topologies.cpu_placement import Placement
     from topologies.trace_link import TraceLink
     link = object.__new__(TraceLink)
     link.emulator = Path("netrepro-link")
@@ -80,6 +81,7 @@ def _bare_link(data_loss: float | None = None, **delays: dict[str, int]) -> Any:
     link.once, link.span_ms, link.realtime, link.queue_log = False, None, True, False
     link.data_loss, link.ack_loss, link.loss_seed = data_loss, None, 1_000_003
     link.data_path = None
+    link.placement = Placement(why_not="not started")
     return link
 
 
@@ -109,3 +111,12 @@ def test_trace_link_names_a_data_path_only_when_asked() -> None:
     args = link.emulator_args()
     at = args.index("--data-path")
     assert args[at:at + 2] == ["--data-path", "mmsg"]
+
+
+def test_trace_link_names_the_emulators_cpu_only_when_placed() -> None:
+    from topologies.cpu_placement import Placement
+    link = _bare_link()
+    assert "--cpu" not in link.emulator_args()
+    link.placement = Placement(emulator_cpu=1, host_rx_cpus=[0])
+    args = link.emulator_args()
+    assert args[args.index("--cpu"):args.index("--cpu") + 2] == ["--cpu", "1"]
