@@ -88,11 +88,14 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
     emulator = paths.native_binary("link", "netrepro-link")
     with ExitStack() as stack:
         meta["provider"] = scheme.prepare(stack)
+        placement_why_not = placement_refused(bool(o.get("cpu_placement", False)),
+                                              meta["provider"])
         active = ActiveRun(paths.state_dir / "active", new_prefix())
         stack.callback(active.close)
         meta["prefix"] = active.prefix
-        net = stack.enter_context(SharedBottleneck(config, emulator=emulator,
-                                                   log_dir=out, active=active))
+        net = stack.enter_context(SharedBottleneck(
+            config, emulator=emulator, log_dir=out, active=active,
+            place_cpus=placement_why_not is None))
         meta["topology"] = net.describe()
         meta["marking"] = _marking_facts(spec.queue, net.red_facts)
         assert net.receiver is not None
@@ -134,13 +137,27 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         net.check_alive()
         assert net.link is not None
         net.link.stop_emulator()
-        meta["cpu_placement"] = net.link.placement.facts()
+        meta["cpu_placement"] = net.link.placement.facts() if placement_why_not is None \
+            else {"placed": False, "why_not": placement_why_not}
         if sampler is not None:
             meta["marking"]["samples"] = sampler.stop()
         scheme.stop()
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"
     meta["link"] = read_json(stats) if stats.exists() else None
+
+
+def placement_refused(asked: bool, provider: dict[str, Any]) -> str | None:
+    """Why the bottleneck's emulator is not to take a CPU (None: it may, if the link needs
+    it): not asked for by the run, or an eBPF congestion control, whose ssthresh came back
+    as a stale kernel word in every such run measured (6 of 6 DCTCP runs at N = 2,
+    docs/dctcp.md, "The emulator's CPU")."""
+    if not asked:
+        return "not asked for (the run's cpu_placement option)"
+    if provider.get("cc_provider") == "ebpf":
+        return (f"{provider.get('cc_requested')} is an eBPF congestion control: its ssthresh "
+                "is not safe with the hosts' frames steered (docs/prr-recoveries.md)")
+    return None
 
 
 def _marking_facts(queue: str, red: dict[str, Any] | None) -> dict[str, Any]:

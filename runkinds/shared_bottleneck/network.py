@@ -129,8 +129,11 @@ class SharedBottleneck(GuardedNetwork):
     what = "the shared bottleneck"
 
     def __init__(self, config: BottleneckConfig, *, emulator: Path, log_dir: Path,
-                 active: ActiveRun) -> None:
+                 active: ActiveRun, place_cpus: bool = True) -> None:
+        """`place_cpus`: whether the bottleneck's link may take a CPU for its emulator
+        (topologies/cpu_placement.py)."""
         super().__init__(active)
+        self.place_cpus = place_cpus
         self.config = config
         self.emulator = emulator
         self.log_dir = log_dir
@@ -161,11 +164,7 @@ class SharedBottleneck(GuardedNetwork):
             params1={"delay": f"{c.data_delay_ms}ms"}, params2={"delay": f"{c.ack_delay_ms}ms"},
             queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
             log_dir=self.log_dir, on_process=self.active.add,
-            # Not placed (topologies/cpu_placement.py), by measurement: DCTCP at N = 2 kept
-            # 86-92% of its gaps within 10% placed or not, and with the ACKs steered the
-            # eBPF DCTCP's ssthresh came back as a stale kernel word in 6 of 6 runs
-            # (docs/dctcp.md, "The emulator's CPU").
-            place_cpus=False,
+            place_cpus=self.place_cpus,
             data_delays_ms=None if per_sender is None else per_sender[0],
             ack_delays_ms=None if per_sender is None else per_sender[1])
         for i in range(1, c.senders + 1):

@@ -16,7 +16,11 @@ Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2)
 - `start_interval_s`: flow i starts (i - 1) x interval after the first, in order (staggered
   starts, as a paper's figure of flows joining one by one; not with start_spread_s);
 - `socket_sample_ms`: each flow's sender samples its sockets every that many ms
-  (kernel/socket_samples.py: tcp_info and the congestion control's own state).
+  (kernel/socket_samples.py: tcp_info and the congestion control's own state);
+- `cpu_placement`: True gives the bottleneck's emulator a CPU of its own and steers the
+  hosts' received frames off it (topologies/cpu_placement.py), never under an eBPF
+  congestion control (its ssthresh then came back as a stale kernel word). Off by default:
+  it is a measured choice per experiment (docs/benchmarks.md, "The emulator's CPU").
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
 OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed", "start_interval_s",
-            "socket_sample_ms")
+            "socket_sample_ms", "cpu_placement")
 MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
 MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
 MAX_SPREAD_S = 60.0
@@ -142,6 +146,8 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
             check_interval(o["socket_sample_ms"])
         except ValueError as e:
             raise UsageError(f"{NAME}: {e}") from None
+    if not isinstance(o.get("cpu_placement", False), bool):
+        raise UsageError(f"{NAME}: cpu_placement={o['cpu_placement']!r} must be true or false")
     if not isinstance(o.get("seed", 1), int):
         raise UsageError(f"{NAME}: seed={o.get('seed')!r} must be a whole number")
     if spec.delay_ms != rtt // 2:

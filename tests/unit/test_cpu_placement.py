@@ -121,3 +121,13 @@ def test_steering_refuses_another_namespaces_interface_and_a_failed_write():
         steer_receive(FakeHost("rps=00000001\nsysfs-index=3\nlink-index=7\n"), "h1-eth0", [0])
     with pytest.raises(ReceiveSteeringError, match="Permission denied"):
         steer_receive(FakeHost("sh: 1: cannot create: Permission denied\n"), "h1-eth0", [0])
+
+
+def test_the_shared_bottleneck_is_placed_only_when_asked_and_never_under_ebpf():
+    pytest.importorskip("mininet")  # the measure module builds on it
+    from runkinds.shared_bottleneck.measure import placement_refused
+    builtin = {"cc_provider": "builtin", "cc_requested": "bbr"}
+    assert placement_refused(True, builtin) is None
+    assert "not asked" in (placement_refused(False, builtin) or "")
+    ebpf = {"cc_provider": "ebpf", "cc_requested": "dctcp"}
+    assert "dctcp is an eBPF" in (placement_refused(True, ebpf) or "")
