@@ -343,3 +343,29 @@ def test_a_plans_runs_that_finished_invalid_are_its_own_not_another_plans(tmp_pa
     print_experiment(v, out)
     assert f"; {len(quick)} late (emulator" in out.getvalue()
     assert "not counted" not in out.getvalue()
+
+
+class _Judged:
+    """An experiment's verdict as VerifyReport reads it: present, finished, nothing failed,
+    with these claim counts."""
+
+    present, finished = True, 5
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self.counts = counts
+
+    def problems(self) -> tuple[bool, bool]:
+        return False, False
+
+    def claim_count(self, verdict: str) -> int:
+        return self.counts.get(verdict, 0)
+
+
+def test_holds_says_how_many_claims_were_judged_when_some_did_not_run():
+    from app.publish.verify import VerifyReport
+    partial = VerifyReport([_Judged({PASS: 3, NOT_RUN: 27})], "v")  # type: ignore[list-item]
+    assert partial.exit_code() == EXIT_OK
+    assert partial.holds().startswith("the reproduction holds for the 3 claim(s) judged "
+                                      "(27 NOT RUN")
+    whole = VerifyReport([_Judged({PASS: 30})], "v")  # type: ignore[list-item]
+    assert whole.holds().startswith("the reproduction holds: every claim that ran passed")
