@@ -59,6 +59,16 @@ class Placement:
             self._claim = None
 
 
+def refused_for(provider: dict[str, Any]) -> str | None:
+    """Why a run whose congestion control `provider` describes (a scheme's `prepare()`) must
+    not be placed, or None: an eBPF congestion control's ssthresh came back as a stale kernel
+    word in every DCTCP run placed with its ACKs steered (6 of 6, docs/prr-recoveries.md)."""
+    if provider.get("cc_provider") == "ebpf":
+        return (f"{provider.get('cc_requested')} is an eBPF congestion control: its ssthresh "
+                "is not safe with the hosts' frames steered (docs/prr-recoveries.md)")
+    return None
+
+
 def fastest_fixed_mbps(sides: Iterable[LinkSide]) -> float | None:
     """The highest fixed rate (steps included) of the sides; None when every side is a trace."""
     rates = [side.mean_rate_mbps() for side in sides if side.trace is None]

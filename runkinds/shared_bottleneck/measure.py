@@ -44,6 +44,7 @@ from runkinds.shared_bottleneck.options import (STOP_AFTER_S, bottleneck_options
 from runkinds.shared_bottleneck.network import RECEIVER_IP, BottleneckConfig, SharedBottleneck
 from runkinds.shared_bottleneck.red import RedMarking, RedQueueSampler
 from schemes.tcp_flows import FlowEndpoints, TcpFlows, flow_dir
+from topologies.cpu_placement import refused_for
 from topologies.guarded_network import new_prefix
 
 log = logging.getLogger(__name__)
@@ -154,10 +155,7 @@ def placement_refused(asked: bool, provider: dict[str, Any]) -> str | None:
     docs/dctcp.md, "The emulator's CPU")."""
     if not asked:
         return "not asked for (the run's cpu_placement option)"
-    if provider.get("cc_provider") == "ebpf":
-        return (f"{provider.get('cc_requested')} is an eBPF congestion control: its ssthresh "
-                "is not safe with the hosts' frames steered (docs/prr-recoveries.md)")
-    return None
+    return refused_for(provider)
 
 
 def _marking_facts(queue: str, red: dict[str, Any] | None) -> dict[str, Any]:

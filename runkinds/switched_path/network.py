@@ -171,7 +171,10 @@ class SwitchedPath(HostPair):
         self.link = net.addLink(
             self.switch, receiver, cls=TraceLink, port1=RECEIVER_PORT, bw=cfg.rate_mbps,
             delay=f"{cfg.delay_ms}ms", queue=cfg.queue, log_dir=self.log_dir,
-            on_process=self.active.add, autostart=False)
+            on_process=self.active.add, autostart=False,
+            # Behind a switch, as the shared bottleneck, where placement was measured to help
+            # one experiment only; PRR's recoveries are eBPF ones (topologies/cpu_placement.py).
+            place_cpus=False)
         net.build()
         for host in (sender, receiver):
             host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")

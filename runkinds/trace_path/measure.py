@@ -28,6 +28,7 @@ from runkinds.trace_path.network import RECEIVER_IP, TracePath
 from runkinds.trace_path.span import span_of
 from schemes.registry import make_scheme
 from topologies import queue_log
+from topologies.cpu_placement import refused_for
 from topologies.guarded_network import new_prefix
 from topologies.link_conditions import link_conditions
 from topologies.link_side import LinkSide, link_side
@@ -69,7 +70,9 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         active = ActiveRun(paths.state_dir / "active", new_prefix())
         stack.callback(active.close)
         meta["prefix"] = active.prefix
+        placement_why_not = refused_for(meta["provider"])
         path = stack.enter_context(TracePath(
+            place_cpus=placement_why_not is None,
             data=data, ack=ack, emulator=emulator,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=span.once,
             span_ms=span.span_ms, active=active,
@@ -93,7 +96,8 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         link.check_alive()
         link.stop_emulator()
         meta["offloads_off"] = list(link.offloads_off)
-        meta["cpu_placement"] = link.placement.facts()
+        meta["cpu_placement"] = link.placement.facts() if placement_why_not is None \
+            else {"placed": False, "why_not": placement_why_not}
         scheme.stop()
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"

@@ -131,3 +131,11 @@ def test_the_shared_bottleneck_is_placed_only_when_asked_and_never_under_ebpf():
     assert "not asked" in (placement_refused(False, builtin) or "")
     ebpf = {"cc_provider": "ebpf", "cc_requested": "dctcp"}
     assert "dctcp is an eBPF" in (placement_refused(True, ebpf) or "")
+
+
+def test_an_ebpf_congestion_control_is_never_placed_whatever_the_path():
+    from topologies.cpu_placement import refused_for
+    assert refused_for({"cc_provider": "builtin", "cc_requested": "cubic"}) is None
+    assert refused_for({}) is None  # a scheme that is not a kernel TCP (sprout, a box)
+    assert "hybla is an eBPF" in (refused_for({"cc_provider": "ebpf",
+                                               "cc_requested": "hybla"}) or "")
