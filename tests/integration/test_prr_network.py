@@ -37,6 +37,14 @@ def _available(controller: str) -> bool:
     return True
 
 
+# A packet the switch sent up to the controller before the direct flow entry was in place
+# can reach the receiver after packets that took the direct path (once in four full test
+# passes on the 2-core VM). prr-fig2 leaves such a run out as invalid: it does not set up
+# this test's scenario, so it is redone; the test still fails when no attempt sets it up.
+OVERTAKEN = "may have been overtaken"
+SCENARIO_ATTEMPTS = 2
+
+
 @pytest.fixture
 def active(paths: ProjectPaths) -> Iterator[ActiveRun]:
     run = ActiveRun(paths.state_dir / "active", new_prefix())
@@ -52,8 +60,13 @@ def test_exactly_the_planned_segments_are_dropped(controller: str, plan: str, tm
         pytest.fail(f"{controller} is not available here: {controller} must be installed "
                     "for this test (./setup/install.sh --pox-dir DIR for POX)")
     cfg = SwitchedPathConfig(plan=DropPlan.parse(plan), controller=controller)
-    with SwitchedPath(cfg, log_dir=tmp_path, active=active) as path:
-        r = run_one(path, tmp_path)
+    for attempt in range(1, SCENARIO_ATTEMPTS + 1):
+        out = tmp_path / f"attempt{attempt}"
+        out.mkdir()
+        with SwitchedPath(cfg, log_dir=out, active=active) as path:
+            r = run_one(path, out)
+        if not (r["problems"] and all(OVERTAKEN in p for p in r["problems"])):
+            break
     assert r["received"] == 65536
     assert r["lost"] == list(cfg.plan.segments), r
     assert r["lost_retransmissions"] == 0, r
@@ -67,7 +80,7 @@ def test_exactly_the_planned_segments_are_dropped(controller: str, plan: str, tm
           f"through the controller {before:.2f} ms, direct {after:.2f} ms "
           f"(+{before - after:.2f} ms); datapath {r['describe']['datapath']}; "
           f"late segments {r['late_segments']}")
-    sysctls = json.loads((tmp_path / "sysctls.json").read_text())
+    sysctls = json.loads((out / "sysctls.json").read_text())
     for host in ("sender", "receiver"):
         assert sysctls[host]["net.ipv4.tcp_early_retrans"] == "0"
         assert sysctls[host]["net.ipv4.tcp_sack"] == "1"
