@@ -55,18 +55,23 @@ def available() -> str | None:
     return None
 
 
+def _in_host_sysfs(node: RunsCommands, setting: str, then: str) -> str:
+    """Run `then` in a private mount namespace of the host's where `setting` is visible: a
+    host whose /sys already shows its own namespace's devices needs no mount (and mounting
+    the same sysfs again on it is refused)."""
+    script = f"{{ test -e {setting} || mount -t sysfs netrepro-sysfs /sys; }} && {then}"
+    return node.cmd("unshare", "-m", "sh", "-c", shlex.quote(script))
+
+
 def steer_receive(node: RunsCommands, intf: str, cpus: Iterable[int]) -> set[int]:
     """Send the frames `intf` (in `node`'s namespace) receives to `cpus`; returns the CPUs the
     kernel then reports, raising when they are not the ones asked for."""
     wanted = set(cpus)
     setting = f"/sys/class/net/{intf}/queues/rx-0/rps_cpus"
-    # A host whose /sys already shows its own namespace's devices needs no mount (and mounting
-    # the same sysfs again on it is refused).
-    script = (f"{{ test -e {setting} || mount -t sysfs netrepro-sysfs /sys; }} "
-              f"&& echo {cpu_mask(wanted)} > {setting} && echo rps=$(cat {setting}) "
-              f"&& echo sysfs-index=$(cat /sys/class/net/{intf}/ifindex) "
-              f"&& echo link-index=$(ip -o link show dev {intf} | cut -d: -f1)")
-    out = node.cmd("unshare", "-m", "sh", "-c", shlex.quote(script))
+    out = _in_host_sysfs(node, setting,
+                         f"echo {cpu_mask(wanted)} > {setting} && echo rps=$(cat {setting}) "
+                         f"&& echo sysfs-index=$(cat /sys/class/net/{intf}/ifindex) "
+                         f"&& echo link-index=$(ip -o link show dev {intf} | cut -d: -f1)")
     said = dict(line.strip().split("=", 1) for line in out.splitlines() if "=" in line)
     if "rps" not in said or "link-index" not in said:
         raise ReceiveSteeringError(f"cannot steer {intf}'s received frames to CPUs "
@@ -85,9 +90,7 @@ def receive_cpus(node: RunsCommands, intf: str) -> set[int]:
     """The CPUs `intf` (in `node`'s namespace) steers its received frames to (none: RPS off,
     they are processed where they arrive)."""
     setting = f"/sys/class/net/{intf}/queues/rx-0/rps_cpus"
-    script = (f"{{ test -e {setting} || mount -t sysfs netrepro-sysfs /sys; }} "
-              f"&& echo rps=$(cat {setting})")
-    out = node.cmd("unshare", "-m", "sh", "-c", shlex.quote(script))
+    out = _in_host_sysfs(node, setting, f"echo rps=$(cat {setting})")
     shown = [line.strip() for line in out.splitlines() if line.startswith("rps=")]
     if not shown:
         raise ReceiveSteeringError(f"cannot read {intf}'s receive steering: {out.strip()!r}")

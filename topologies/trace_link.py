@@ -159,7 +159,7 @@ def refuse_unknown(words: dict[str, Any], where: str = "") -> None:
         "delay='20ms' (each way), bw= (Mbit/s), max_queue_size= (packets), port1/port2, "
         "intfName1/2, addr1/2, params1/2, or its own data_trace=/ack_trace=, data=/ack=, "
         "delay_ms=, data_delays_ms=/ack_delays_ms=, queue=, queue_log=, data_loss=/ack_loss=, "
-        "loss_seed=, data_path=, place_cpus=")
+        "loss_seed=, data_path=, refuse_placement=")
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,9 @@ class TraceLink(Link):
     queue, a probability in [0, 1); the queue log is then always kept, and the lost packets
     are its `l` lines), loss_seed= (default 1), emulator=, on_process=, autostart=,
     data_path= (the emulator's receive path, 'mmsg' or 'rings'; default: the emulator's, mmsg),
-    place_cpus= (default True: a link fast enough to need it gets a CPU for its emulator and
-    steers its hosts' received frames to the others, topologies/cpu_placement.py; False: not).
+    refuse_placement= (default None: a link fast enough to need it gets a CPU for its emulator
+    and steers its hosts' received frames to the others, topologies/cpu_placement.py; a reason:
+    never, and `placement` says that reason).
 
     A link given only Mininet's words starts its emulator at once (`autostart`), so
     `net.start()` is all it needs; one given traces or sides starts on `start()`, so the
@@ -240,7 +241,7 @@ class TraceLink(Link):
                  ack_loss: float | None = None, loss_seed: int = 1,
                  on_process: Callable[[int, str], None] | None = None,
                  autostart: bool | None = None, data_path: str | None = None,
-                 place_cpus: bool = True, **unknown: Any) -> None:
+                 refuse_placement: str | None = None, **unknown: Any) -> None:
         refuse_unknown(unknown)
         self.data_loss = check_loss("data_loss", data_loss)
         self.ack_loss = check_loss("ack_loss", ack_loss)
@@ -276,7 +277,7 @@ class TraceLink(Link):
         self.once = once
         # The emulator's receive path (`--data-path`, native/link/README.md); None: its default.
         self.data_path = data_path
-        self.place_cpus = place_cpus
+        self.refuse_placement = refuse_placement
         self.placement = Placement(why_not="not started")  # start() decides
         self.span_ms = span_ms  # no service later than this after the start
         for name, side in (("data", self.data), ("ack", self.ack)):
@@ -448,8 +449,8 @@ class TraceLink(Link):
     def _place(self) -> Placement:
         """A CPU for the emulator, and the hosts' received frames steered off it, when the
         link is fast enough to need it (topologies/cpu_placement.py); else why not."""
-        if not self.place_cpus:
-            return Placement(why_not="not asked for (place_cpus=False)")
+        if self.refuse_placement is not None:
+            return Placement(why_not=self.refuse_placement)
         placement = place((self.data, self.ack), self.realtime,
                           steering=receive_steering.available())
         if not placement.placed:

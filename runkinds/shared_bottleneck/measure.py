@@ -89,14 +89,13 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
     emulator = paths.native_binary("link", "netrepro-link")
     with ExitStack() as stack:
         meta["provider"] = scheme.prepare(stack)
-        placement_why_not = placement_refused(bool(o.get("cpu_placement", False)),
-                                              meta["provider"])
         active = ActiveRun(paths.state_dir / "active", new_prefix())
         stack.callback(active.close)
         meta["prefix"] = active.prefix
         net = stack.enter_context(SharedBottleneck(
             config, emulator=emulator, log_dir=out, active=active,
-            place_cpus=placement_why_not is None))
+            refuse_placement=placement_refused(bool(o.get("cpu_placement", False)),
+                                               meta["provider"])))
         meta["topology"] = net.describe()
         meta["marking"] = _marking_facts(spec.queue, net.red_facts)
         assert net.receiver is not None
@@ -138,8 +137,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         net.check_alive()
         assert net.link is not None
         net.link.stop_emulator()
-        meta["cpu_placement"] = net.link.placement.facts() if placement_why_not is None \
-            else {"placed": False, "why_not": placement_why_not}
+        meta["cpu_placement"] = net.link.placement.facts()
         if sampler is not None:
             meta["marking"]["samples"] = sampler.stop()
         scheme.stop()

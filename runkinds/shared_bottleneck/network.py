@@ -129,11 +129,11 @@ class SharedBottleneck(GuardedNetwork):
     what = "the shared bottleneck"
 
     def __init__(self, config: BottleneckConfig, *, emulator: Path, log_dir: Path,
-                 active: ActiveRun, place_cpus: bool = True) -> None:
-        """`place_cpus`: whether the bottleneck's link may take a CPU for its emulator
-        (topologies/cpu_placement.py)."""
+                 active: ActiveRun, refuse_placement: str | None = None) -> None:
+        """`refuse_placement`: why the bottleneck's link must not take a CPU for its emulator
+        (topologies/cpu_placement.py), or None."""
         super().__init__(active)
-        self.place_cpus = place_cpus
+        self.refuse_placement = refuse_placement
         self.config = config
         self.emulator = emulator
         self.log_dir = log_dir
@@ -164,7 +164,7 @@ class SharedBottleneck(GuardedNetwork):
             params1={"delay": f"{c.data_delay_ms}ms"}, params2={"delay": f"{c.ack_delay_ms}ms"},
             queue=c.queue, ack_queue="infinite", span_ms=c.span_ms, queue_log=True,
             log_dir=self.log_dir, on_process=self.active.add,
-            place_cpus=self.place_cpus,
+            refuse_placement=self.refuse_placement,
             data_delays_ms=None if per_sender is None else per_sender[0],
             ack_delays_ms=None if per_sender is None else per_sender[1])
         for i in range(1, c.senders + 1):

@@ -174,7 +174,7 @@ class SwitchedPath(HostPair):
             on_process=self.active.add, autostart=False,
             # Behind a switch, as the shared bottleneck, where placement was measured to help
             # one experiment only; PRR's recoveries are eBPF ones (topologies/cpu_placement.py).
-            place_cpus=False)
+            refuse_placement="behind Open vSwitch: not measured there")
         net.build()
         for host in (sender, receiver):
             host.cmd("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")

@@ -70,9 +70,8 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         active = ActiveRun(paths.state_dir / "active", new_prefix())
         stack.callback(active.close)
         meta["prefix"] = active.prefix
-        placement_why_not = refused_for(meta["provider"])
         path = stack.enter_context(TracePath(
-            place_cpus=placement_why_not is None,
+            refuse_placement=refused_for(meta["provider"]),
             data=data, ack=ack, emulator=emulator,
             log_dir=out, delay_ms=spec.delay_ms, queue=spec.queue, once=span.once,
             span_ms=span.span_ms, active=active,
@@ -96,8 +95,7 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
         link.check_alive()
         link.stop_emulator()
         meta["offloads_off"] = list(link.offloads_off)
-        meta["cpu_placement"] = link.placement.facts() if placement_why_not is None \
-            else {"placed": False, "why_not": placement_why_not}
+        meta["cpu_placement"] = link.placement.facts()
         scheme.stop()
         meta["verification"] = scheme.verify(ends)
     stats = out / "link-stats.json"

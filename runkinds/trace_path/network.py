@@ -31,13 +31,13 @@ class TracePath(HostPair):
                  span_ms: int | None = None,
                  tcp_buffer_profile: str = tcp_buffers.MACHINE, queue_log: bool = False,
                  conditions: LinkConditions | None = None,
-                 data_path: str | None = None, place_cpus: bool = True) -> None:
+                 data_path: str | None = None, refuse_placement: str | None = None) -> None:
         tcp_buffers.profile_of(tcp_buffer_profile)  # an unknown name fails before building
         self.tcp_buffer_profile = tcp_buffer_profile
         self.link_options: dict[str, Any] = dict(
             data=data, ack=ack, emulator=emulator, log_dir=log_dir, delay_ms=delay_ms,
             queue=queue, once=once, span_ms=span_ms, queue_log=queue_log, on_process=active.add,
-            data_path=data_path, place_cpus=place_cpus,
+            data_path=data_path, refuse_placement=refuse_placement,
             **(conditions or LinkConditions()).link_words())
         super().__init__(active)
 
