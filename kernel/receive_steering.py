@@ -63,6 +63,11 @@ def _in_host_sysfs(node: RunsCommands, setting: str, then: str) -> str:
     return node.cmd("unshare", "-m", "sh", "-c", shlex.quote(script))
 
 
+def _said(out: str) -> dict[str, str]:
+    """The NAME=VALUE lines a steering script printed (the shell's other output left out)."""
+    return dict(line.strip().split("=", 1) for line in out.splitlines() if "=" in line)
+
+
 def steer_receive(node: RunsCommands, intf: str, cpus: Iterable[int]) -> set[int]:
     """Send the frames `intf` (in `node`'s namespace) receives to `cpus`; returns the CPUs the
     kernel then reports, raising when they are not the ones asked for."""
@@ -72,7 +77,7 @@ def steer_receive(node: RunsCommands, intf: str, cpus: Iterable[int]) -> set[int
                          f"echo {cpu_mask(wanted)} > {setting} && echo rps=$(cat {setting}) "
                          f"&& echo sysfs-index=$(cat /sys/class/net/{intf}/ifindex) "
                          f"&& echo link-index=$(ip -o link show dev {intf} | cut -d: -f1)")
-    said = dict(line.strip().split("=", 1) for line in out.splitlines() if "=" in line)
+    said = _said(out)
     if "rps" not in said or "link-index" not in said:
         raise ReceiveSteeringError(f"cannot steer {intf}'s received frames to CPUs "
                                    f"{sorted(wanted)}: {out.strip()!r}")
@@ -91,7 +96,7 @@ def receive_cpus(node: RunsCommands, intf: str) -> set[int]:
     they are processed where they arrive)."""
     setting = f"/sys/class/net/{intf}/queues/rx-0/rps_cpus"
     out = _in_host_sysfs(node, setting, f"echo rps=$(cat {setting})")
-    shown = [line.strip() for line in out.splitlines() if line.startswith("rps=")]
-    if not shown:
+    said = _said(out)
+    if "rps" not in said:
         raise ReceiveSteeringError(f"cannot read {intf}'s receive steering: {out.strip()!r}")
-    return mask_cpus(shown[-1][len("rps="):])
+    return mask_cpus(said["rps"])

@@ -8,8 +8,8 @@ within 12 us. So a link fast enough for the emulator to spin before its sends (n
 above 24 Mbit/s) gets a CPU of its own for its timing loop (`netrepro-link --cpu`), and the
 interfaces it sends into steer their received frames to the other CPUs (RPS,
 kernel/receive_steering.py). Measured on a 2-core VM, five BBR flows at 100 Mbit/s, 8 s:
-departure gaps within 10% of schedule 86.0-91.9% unplaced, 96.9-97.2% placed; p99 lateness
-41-867 us against 20-25 us (docs/benchmarks.md).
+departure gaps within 10% of schedule 86.0-92.2% unplaced, 96.4-97.2% placed; p99 lateness
+29-867 us against 17-60 us (docs/benchmarks.md).
 
 CPUs are claimed machine-wide with a lock file each, held while the link lives (the kernel
 drops it with the process), so links side by side never share an emulator CPU, and steering
