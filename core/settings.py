@@ -22,6 +22,12 @@ from core.errors import UsageError
 TYPES = (bool, int, float, str)
 
 
+def for_argparse(text: str) -> str:
+    """`text` as argparse's help=: argparse formats help with `%`, so a literal one ("0.01 is
+    1%") must be doubled or `--help` raises."""
+    return text.replace("%", "%%")
+
+
 class SettingError(UsageError):
     """A value its setting does not accept; the message names the flag and what it accepts."""
 

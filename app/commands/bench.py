@@ -8,7 +8,7 @@ from typing import Any
 
 from app.commands.shared import require_root, traces_of
 from core.paths import ProjectPaths
-from core.settings import Setting
+from core.settings import Setting, for_argparse
 
 NAME = "bench"
 BENCHMARKS = ("link", "cc", "concurrency", "cluster")
@@ -31,12 +31,14 @@ def _levels(text: str) -> list[int]:
 def add_parser(sub: Any) -> None:
     bench = sub.add_parser(NAME, help="benchmarks that print their figures (JSON last line)")
     bench.add_argument("what", choices=BENCHMARKS)
-    bench.add_argument("--seconds", type=SECONDS.argtype(), default=None, help=SECONDS.help)
+    bench.add_argument("--seconds", type=SECONDS.argtype(), default=None,
+                       help=for_argparse(SECONDS.help))
     bench.add_argument("--data-path", choices=("rings", "mmsg"), default=None,
                        help="link: the emulator's receive path (native/link/README.md; default: "
                             "its own, mmsg; rings: the PACKET_MMAP ring)")
     bench.add_argument("--variant", help="cc: the TCP variant to compare (e.g. vegas)")
-    bench.add_argument("--max-jobs", type=MAX_JOBS.argtype(), default=None, help=MAX_JOBS.help)
+    bench.add_argument("--max-jobs", type=MAX_JOBS.argtype(), default=None,
+                       help=for_argparse(MAX_JOBS.help))
     bench.add_argument("--levels", type=_levels, default=None,
                        help="concurrency: only these levels, e.g. 8,10,12 (those below the "
                             "lowest are taken to hold: contention only grows with the level)")

@@ -12,7 +12,7 @@ from app.validation import DELAY_MS, DURATION
 from core.errors import EXIT_FAILED, EXIT_OK
 from core.paths import ProjectPaths
 from core.runspec import RunSpec, make_params
-from core.settings import Setting
+from core.settings import Setting, for_argparse
 from kernel import socket_samples
 from topologies import link_conditions
 
@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
                           "codel[:target=MS,interval=MS] | ecn:k=K,packets=N")
     for setting in (*link_conditions.SETTINGS, SOCKET_SAMPLE_MS):
         one.add_argument(setting.flag, dest=setting.name, type=setting.argtype(),
-                         help=f"{setting.help} ({setting.accepted()})")
+                         help=for_argparse(f"{setting.help} ({setting.accepted()})"))
     span = one.add_mutually_exclusive_group(required=True)
     span.add_argument("--duration", type=DURATION.argtype(), help="seconds (the trace loops)")
     span.add_argument("--once", action="store_true", help="the whole data trace once")

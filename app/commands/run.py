@@ -9,7 +9,7 @@ from app.commands.shared import jobs_of, refresh_figures_input, require_root, tr
 from app.validation import JOBS, TRIALS
 from core.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from core.paths import ProjectPaths, display
-from core.settings import SettingError
+from core.settings import SettingError, for_argparse
 from core.traces import TraceSet
 
 NAME = "run"
@@ -110,7 +110,8 @@ def experiment_parser(name: str, classes: list[Any],
             seen[option.flag] = option
             users = [c.name for c in classes if option in c.options]
             whose = f"; {', '.join(users)}" if len(classes) > 1 else ""
-            help_text = f"{option.help} ({option.accepted()}; default {option.default!r}{whose})"
+            help_text = for_argparse(
+                f"{option.help} ({option.accepted()}; default {option.default!r}{whose})")
             if option.type is bool:
                 group.add_argument(option.flag, dest=OPTION_DEST + option.name,
                                    action="store_true", default=argparse.SUPPRESS,

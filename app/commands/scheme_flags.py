@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from core.settings import for_argparse
 from schemes.registry import params_from_values, shared_params
 
 
@@ -29,7 +30,7 @@ def add_scheme_flags(parser: argparse.ArgumentParser) -> None:
     for shared in shared_params():
         p = shared.param
         kwargs: dict[str, Any] = {"dest": f"param_{p.name}", "default": None,
-                                  "help": shared.help(),
+                                  "help": for_argparse(shared.help()),
                                   "metavar": "N" if p.type is int else "X"}
         if p.choices:
             kwargs["choices"] = p.choices

@@ -251,6 +251,27 @@ def first_seconds(run: FlowRun, buffer_packets: int, from_s: float,
             "window_from_s": from_s, "window_to_s": to_s}
 
 
+# ------------------------------------------------------------------ Fig 8: goodput
+
+def goodput(time_s: np.ndarray, acked: np.ndarray, link_end_s: float) -> dict[str, float]:
+    """What the receiver got in order (the sender's bytes acknowledged) from the data
+    connection's first sample to the link's end, over that time. The link serves nothing
+    after its span, so samples taken later (the sampler outlives the flow by up to a second)
+    add time but no bytes: they are left out. A flow that stalls before the end still counts
+    every second to it. `acked` at the end is interpolated between its two samples."""
+    keep = np.isfinite(acked)
+    t, a = time_s[keep], acked[keep]
+    if t.size < 2 or t[-1] <= t[0]:
+        raise ValueError("fewer than two samples with bytes_acked")
+    if link_end_s <= t[0]:
+        raise ValueError(f"the link ended ({link_end_s:.3f} s) before the data connection's "
+                         f"first sample ({t[0]:.3f} s)")
+    end = min(link_end_s, float(t[-1]))
+    got = float(np.interp(end, t, a)) - float(a[0])
+    return {"goodput_mbps": got * 8 / (end - float(t[0])) / 1e6,
+            "goodput_span_s": end - float(t[0])}
+
+
 # ------------------------------------------------------------------ Fig 6: convergence
 
 def jain(values: Sequence[float]) -> float | None:

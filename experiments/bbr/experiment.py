@@ -41,6 +41,7 @@ from experiments.base import Experiment
 from experiments.bbr import figures, model, rows
 from experiments.bbr.claims import CLAIMS
 from experiments.bbr.studies import study_of
+from kernel import tcp_buffers
 from kernel.socket_samples import OPTION as SOCKET_SAMPLE_MS
 from runkinds.registry import SHARED_BOTTLENECK
 from topologies import queue_log
@@ -158,7 +159,11 @@ class Bbr(Experiment):
                        delay_ms=LOSS_RTT_MS // 2, queue=f"droptail:packets={buffer}",
                        duration_s=duration_s, trial=trial,
                        options=make_params(loss=loss, **{queue_log.OPTION: True,
-                                                         SOCKET_SAMPLE_MS: LOSS_SAMPLE_MS}))
+                                                         SOCKET_SAMPLE_MS: LOSS_SAMPLE_MS,
+                                                         # Heavy loss stalls autotuning: the
+                                                         # window, not the path, held BBR back.
+                                                         tcp_buffers.OPTION:
+                                                             tcp_buffers.WIDE_START}))
 
     def convergence_spec(self, trial: int) -> RunSpec:
         rate = f"rate:{self.fast_mbps}"

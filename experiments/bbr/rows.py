@@ -7,8 +7,6 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from analysis.socket_samples import data_connection
 from analysis.summary import RunRecord, write_csv
 from core.queue_spec import parse_queue
@@ -92,25 +90,25 @@ def _end_s(run: FlowRun, duration_s: float) -> float:
 
 
 def _loss(record: RunRecord, loss: float, rate: float) -> dict[str, Any]:
-    """Goodput is what the receiver got in order: the sender's bytes acknowledged (the
-    kernel's bytes_acked, sampled) from the SYN to the last sample, over that time. iperf3
-    is stopped at the span's end, so it writes no report of its own to read."""
+    """Goodput (derive.goodput) from the data connection's sampled bytes_acked, up to the
+    link's end: its start plus the run's span, on the same monotonic clock as the samples.
+    iperf3 is stopped after the span's end, so it writes no report of its own to read."""
     verification = record.meta.get("verification") or {}
     samples = data_connection(record.path, verification.get("data_port"))
     if samples is None or len(samples) < 2:
         raise ValueError("no socket samples of the data connection")
-    t, acked = samples.time_s, samples["bytes_acked"]
-    keep = np.isfinite(acked)
-    t, acked = t[keep], acked[keep]
-    if t.size < 2 or t[-1] <= t[0]:
-        raise ValueError("fewer than two samples with bytes_acked")
-    stats = ((record.meta.get("link") or {}).get("a2b") or {}).get("loss") or {}
+    link = record.meta.get("link") or {}
+    span_ms = (record.meta.get("span") or {}).get("span_ms")
+    if link.get("start_ms") is None or not span_ms:
+        raise ValueError("no link start or span in meta.json to end the goodput at")
+    link_end_s = (float(link["start_ms"]) + float(span_ms)) / 1000.0
+    out: dict[str, Any] = derive.goodput(samples.time_s, samples["bytes_acked"], link_end_s)
+    stats = (link.get("a2b") or {}).get("loss") or {}
     draws = stats.get("draws") or 0
-    return {"goodput_mbps": float(acked[-1] - acked[0]) * 8 / float(t[-1] - t[0]) / 1e6,
-            "goodput_span_s": float(t[-1] - t[0]),
-            "model_mbps": model.loss_limit_mbps(loss, rate),
-            "measured_loss": stats.get("lost", 0) / draws if draws else None,
-            "mathis_mbps": model.mathis_mbps(loss, 2 * record.spec.delay_ms)}
+    out.update({"model_mbps": model.loss_limit_mbps(loss, rate),
+                "measured_loss": stats.get("lost", 0) / draws if draws else None,
+                "mathis_mbps": model.mathis_mbps(loss, 2 * record.spec.delay_ms)})
+    return out
 
 
 def _convergence(record: RunRecord, rate: float, rtt: float) -> dict[str, Any]:

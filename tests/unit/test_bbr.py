@@ -23,6 +23,7 @@ from experiments.bbr.rows import FIG5, FIG8, fig5_rows, fig8_rows, gaps_within
 from experiments.bbr.series import FlowRun, departure_rate, packet_rtt_ms, queue_delay_ms
 from experiments.bbr.studies import CONVERGENCE, LOSS, STARTUP, STEP, study_of
 from experiments.registry import get_class
+from kernel import tcp_buffers
 from kernel.socket_samples import COLUMNS
 from runkinds.registry import kind_of
 from tests.unit.fake_runs import trace_set
@@ -68,6 +69,10 @@ def test_full_adds_every_loss_and_the_five_flows(tmp_path: Path) -> None:
     assert (loss.data_trace, loss.ack_trace, loss.delay_ms) == ("rate:100", "rate:100", 50)
     assert loss.queue == f"droptail:packets={round(2 * model.bdp_packets(100, 100))}"
     assert loss.option("ack_loss") is None
+    # Its receivers start wide (heavy loss stalls autotuning); the other figures keep the
+    # machine's buffers.
+    assert {s.option(tcp_buffers.OPTION) for s in losses} == {tcp_buffers.WIDE_START}
+    assert {s.option(tcp_buffers.OPTION) for s in specs if study_of(s) != LOSS} == {None}
     step = next(s for s in specs if study_of(s) == STEP)
     assert step.option("rate_steps") == "20:20,40:10" and step.duration_s == 60.0
     assert len({s.run_id() for s in specs}) == len(specs) == 30
@@ -241,6 +246,32 @@ def test_a_run_that_measured_the_path_is_valid() -> None:
 
 
 # ------------------------------------------------------------------ rows across runs
+
+def test_goodput_ends_where_the_link_does_not_at_the_last_sample() -> None:
+    # 10 Mbit/s of acked bytes from 100.0 s; the link ends at 110.0 s; the sampler runs on
+    # to 111.0 s with nothing more acked (the flow has no link): those seconds are not counted.
+    t = np.arange(100.0, 111.01, 0.1)
+    acked = np.minimum(t - 100.0, 10.0) * 10e6 / 8
+    acked[3] = np.nan  # a sample without bytes_acked is skipped
+    got = derive.goodput(t, acked, link_end_s=110.0)
+    assert got["goodput_mbps"] == pytest.approx(10.0)
+    assert got["goodput_span_s"] == pytest.approx(10.0)
+
+
+def test_goodput_counts_a_stall_before_the_link_ends() -> None:
+    t = np.arange(0.0, 10.01, 0.1)
+    acked = np.minimum(t, 5.0) * 10e6 / 8  # nothing acked after 5 s: a stall, not an end
+    got = derive.goodput(t, acked, link_end_s=10.0)
+    assert got["goodput_mbps"] == pytest.approx(5.0)
+
+
+def test_goodput_interpolates_at_the_links_end_and_refuses_an_end_before_the_flow() -> None:
+    t = np.array([0.0, 1.0, 2.0])
+    acked = np.array([0.0, 1e6, 2e6]) / 8
+    assert derive.goodput(t, acked, link_end_s=1.5)["goodput_mbps"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="before the data connection's first sample"):
+        derive.goodput(t, acked, link_end_s=-1.0)
+
 
 def test_fig8s_table_pairs_the_schemes_at_each_loss() -> None:
     runs = [{"study": LOSS, "scheme": s, "loss": p, "goodput_mbps": g, "model_mbps": 100 * (1 - p),

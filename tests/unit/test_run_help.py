@@ -1,6 +1,8 @@
 """`repro run EXPERIMENT --help` shows that experiment's own options, and only them."""
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from app import cli
@@ -41,3 +43,22 @@ def test_an_option_of_another_experiment_is_refused_naming_the_experiment(
     assert cli.main(["run", "dctcp", "--pattern", "heavy"]) == 2
     err = capsys.readouterr().err
     assert "dctcp does not take --pattern" in err and "repro run dctcp --help" in err
+
+
+Named = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _subparsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[Named]:
+    found = [(path, parser)]
+    for action in parser._actions:  # argparse keeps its subcommands here only
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _subparsers(sub, (*path, name))
+    return found
+
+
+def test_every_commands_help_renders() -> None:
+    # argparse formats help text with %: one literal % in any option's help ("1%") made
+    # `repro one --help` raise instead of printing.
+    for path, parser in _subparsers(cli.build_parser()):
+        assert parser.format_help(), path

@@ -40,6 +40,14 @@ def test_linux_3_2_profile_is_set_and_read_back() -> None:
                                       "tcp_adv_win_scale": "2"}
 
 
+def test_the_wide_start_profile_sets_only_the_receive_buffer() -> None:
+    host = FakeHost()
+    tcp_buffers.apply(host, tcp_buffers.WIDE_START)
+    assert tcp_buffers.read(host) == {"tcp_rmem": "4096 33554432 33554432",
+                                      "tcp_wmem": "10240 87380 16777216",
+                                      "tcp_adv_win_scale": "1"}
+
+
 def test_the_machine_profile_changes_nothing() -> None:
     host = FakeHost()
     before = dict(host.values)
