@@ -15,20 +15,31 @@ import sys
 from types import ModuleType
 from typing import Any, Callable
 
-from app.commands import (bench, clean, compare, doctor, internal, listing, one, pack, report,
-                          run, verify, worker)
+from app.commands import internal
 from core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Unavailable, UsageError
 from core.paths import ProjectPaths
 
 # Each adds its parser (`add_parser`) and runs it (`run`), in the order --help lists them.
-COMMAND_MODULES: tuple[ModuleType, ...] = (doctor, listing, run, one, report, verify, pack,
-                                           compare, worker, clean, bench)
+# Imported only when a public command is asked for: every run of a pass is a `repro
+# _execute` child, which needs none of them (they took about a second of CPU per run).
+PUBLIC_COMMANDS = {"doctor": "doctor", "list": "listing", "run": "run", "one": "one",
+                   "report": "report", "verify": "verify", "pack": "pack", "compare": "compare",
+                   "worker": "worker", "clean": "clean", "bench": "bench"}  # name: module
 Command = Callable[[argparse.Namespace, ProjectPaths], int]
-COMMANDS: dict[str, Command] = {
-    **{module.NAME: module.run for module in COMMAND_MODULES},
+INTERNAL_COMMANDS: dict[str, Command] = {
     internal.EXECUTE: internal.execute, internal.REQUIRED_TRACES: internal.required_traces,
     internal.DOCS: internal.docs,
 }
+
+
+def command_modules() -> tuple[ModuleType, ...]:
+    return tuple(importlib.import_module(f"app.commands.{module}")
+                 for module in PUBLIC_COMMANDS.values())
+
+
+def commands() -> dict[str, Command]:
+    """Every command of app/commands/ (the public ones and the internal ones) by name."""
+    return {**{module.NAME: module.run for module in command_modules()}, **INTERNAL_COMMANDS}
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -50,30 +61,32 @@ def paper_commands() -> tuple[ModuleType, ...]:
     return tuple(found)
 
 
-def build_parser(papers: bool = True) -> argparse.ArgumentParser:
+def build_parser(papers: bool = True, public: bool = True) -> argparse.ArgumentParser:
     """The command line; `papers=False` leaves the papers' own commands out (importing a
-    paper loads its figures' libraries: a common command need not wait for that)."""
+    paper loads its figures' libraries: a common command need not wait for that), and
+    `public=False` the public ones too (for an internal command)."""
     parser = OneLineErrors(prog="repro", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces-dir", default=os.environ.get("NETREPRO_TRACES"),
                         help="a directory holding the cellular traces (env NETREPRO_TRACES)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES + (paper_commands() if papers else ()):
+    modules = command_modules() if public else ()
+    for module in modules + (paper_commands() if papers else ()):
         module.add_parser(sub)
     internal.add_parsers(sub)
     return parser
 
 
-def _common_command(argv: list[str]) -> bool:
-    """Whether the command asked for is one of app/commands/' own (not a paper's)."""
+def _command_word(argv: list[str]) -> str | None:
+    """The command asked for: the first word that is no global option or its value."""
     words = iter(argv)
     for word in words:
         if word == "--traces-dir":
             next(words, None)
         elif not word.startswith("-"):
-            return word in COMMANDS
-    return False
+            return word
+    return None
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
@@ -86,16 +99,19 @@ def _interrupt_once(signum: int, frame: Any) -> None:
 
 # Commands that parse more once the first pass knows what was asked (`repro run EXPERIMENT`
 # takes that experiment's own options): (args, what the first pass left, the parser class).
-COMPLETIONS: dict[str, Callable[[argparse.Namespace, list[str], type], None]] = {
-    run.NAME: run.complete}
+COMPLETIONS: dict[str, str] = {"run": "app.commands.run"}  # command: the module completing it
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = build_parser(papers=not _common_command(argv))
+    word = _command_word(argv)
+    if word in INTERNAL_COMMANDS:
+        parser = build_parser(papers=False, public=False)
+    else:
+        parser = build_parser(papers=word not in PUBLIC_COMMANDS)
     args, rest = parser.parse_known_args(argv)
-    completion = COMPLETIONS.get(args.command)
-    if completion is not None:
-        completion(args, rest, OneLineErrors)
+    completing = COMPLETIONS.get(args.command)
+    if completing is not None:
+        importlib.import_module(completing).complete(args, rest, OneLineErrors)
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return args
@@ -112,7 +128,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
     try:
-        command = COMMANDS.get(args.command) or \
+        command = INTERNAL_COMMANDS.get(args.command) or commands().get(args.command) or \
             {m.NAME: m.run for m in paper_commands()}[args.command]
         return command(args, ProjectPaths())
     except KeyboardInterrupt:

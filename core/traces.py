@@ -20,8 +20,6 @@ import logging
 import os
 import re
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
@@ -304,7 +302,7 @@ class TraceSet:
                                f"{', '.join(self.known_traces())}")
         try:
             data = self._opener(entry.upstream, DOWNLOAD_TIMEOUT_S)
-        except (urllib.error.URLError, OSError, ValueError) as e:
+        except (OSError, ValueError) as e:  # urllib's URLError is an OSError
             reason = getattr(e, "reason", None) or e
             raise TraceDownloadError(
                 f"could not download trace {name} from {entry.upstream}: {reason}; fix: "
@@ -326,6 +324,7 @@ class TraceSet:
 
 
 def _urlopen(url: str, timeout: float) -> bytes:
+    import urllib.request  # here: loading HTTP and e-mail parsing costs every run's start
     with urllib.request.urlopen(url, timeout=timeout) as response:
         return response.read()
 

@@ -165,5 +165,22 @@ def test_a_command_that_needs_root_says_so_without_it(monkeypatch: pytest.Monkey
 
 def test_every_command_is_fed_a_bad_input() -> None:
     fed = {argv[0] for argv, _, _ in _bad_inputs(Path("/x")) if argv}
-    public = {m.NAME for m in cli.COMMAND_MODULES}
+    public = {m.NAME for m in cli.command_modules()}
     assert public <= fed, f"commands without a bad-input case: {sorted(public - fed)}"
+
+
+def test_each_public_command_is_named_as_its_module_says() -> None:
+    assert [m.NAME for m in cli.command_modules()] == list(cli.PUBLIC_COMMANDS)
+
+
+def test_an_internal_command_imports_no_public_one() -> None:
+    # Every run of a pass is a `repro _execute` child: the public commands' modules (and what
+    # they import) are not loaded for it.
+    import subprocess
+    import sys
+    code = ("import sys; from app import cli; cli.parse(['_execute', '--experiment', 'x', "
+            "'--spec-json', '{}']); print(sorted(m for m in sys.modules if m.startswith("
+            "'app.commands.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[2]).stdout
+    assert out.strip() == "['app.commands.internal', 'app.commands.shared']", out
