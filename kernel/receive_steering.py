@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Iterable, Protocol, Sequence
 
 SYSFS_CLASS_NET = Path("/sys/class/net")
 
@@ -69,12 +69,14 @@ def _said(out: str) -> dict[str, str]:
 
 
 def steer_receive(node: RunsCommands, intf: str, cpus: Iterable[int]) -> set[int]:
-    """Send the frames `intf` (in `node`'s namespace) receives to `cpus`; returns the CPUs the
-    kernel then reports, raising when they are not the ones asked for."""
+    """Send the frames `intf` (in `node`'s namespace) receives to `cpus` (none: steering off,
+    frames processed where they arrive); returns the CPUs the kernel then reports, raising
+    when they are not the ones asked for."""
     wanted = set(cpus)
+    mask = cpu_mask(wanted) if wanted else "0"
     setting = f"/sys/class/net/{intf}/queues/rx-0/rps_cpus"
     out = _in_host_sysfs(node, setting,
-                         f"echo {cpu_mask(wanted)} > {setting} && echo rps=$(cat {setting}) "
+                         f"echo {mask} > {setting} && echo rps=$(cat {setting}) "
                          f"&& echo sysfs-index=$(cat /sys/class/net/{intf}/ifindex) "
                          f"&& echo link-index=$(ip -o link show dev {intf} | cut -d: -f1)")
     said = _said(out)
@@ -89,6 +91,29 @@ def steer_receive(node: RunsCommands, intf: str, cpus: Iterable[int]) -> set[int
         raise ReceiveSteeringError(f"{intf}: asked to steer received frames to CPUs "
                                    f"{sorted(wanted)}, the kernel reports {sorted(got)}")
     return got
+
+
+def steer_all(targets: Sequence[tuple[RunsCommands, str]], cpus: Iterable[int]) -> None:
+    """Steer every (host, interface) of `targets` to `cpus`, or none: when one cannot be,
+    those already steered are turned off again before the error is raised, so a path is
+    never left half steered while its record says it was not placed."""
+    wanted = set(cpus)
+    done: list[tuple[RunsCommands, str]] = []
+    try:
+        for node, intf in targets:
+            steer_receive(node, intf, wanted)
+            done.append((node, intf))
+    except ReceiveSteeringError as e:
+        stuck = []
+        for node, intf in done:
+            try:
+                steer_receive(node, intf, ())
+            except ReceiveSteeringError:
+                stuck.append(intf)
+        if stuck:
+            raise ReceiveSteeringError(f"{e}; and {', '.join(stuck)} could not be turned back "
+                                       f"off (still steered to CPUs {sorted(wanted)})") from e
+        raise
 
 
 def receive_cpus(node: RunsCommands, intf: str) -> set[int]:

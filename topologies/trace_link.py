@@ -455,9 +455,9 @@ class TraceLink(Link):
                           steering=receive_steering.available())
         if not placement.placed:
             return placement
+        sent_into = [(intf.node, intf.name) for intf in (self.intf1, self.intf2)]
         try:
-            for intf in (self.intf1, self.intf2):  # the interfaces the emulator sends into
-                receive_steering.steer_receive(intf.node, intf.name, placement.host_rx_cpus)
+            receive_steering.steer_all(sent_into, placement.host_rx_cpus)
         except receive_steering.ReceiveSteeringError as e:
             placement.release()
             log.warning("%s: emulator not placed: %s", self, e)

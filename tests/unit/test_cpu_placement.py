@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.receive_steering import (ReceiveSteeringError, cpu_mask, mask_cpus,
+from kernel.receive_steering import (ReceiveSteeringError, cpu_mask, mask_cpus, steer_all,
                                      steer_receive)
 from topologies.cpu_placement import PLACE_ABOVE_MBPS, place
 from topologies.link_side import LinkSide
@@ -139,3 +139,37 @@ def test_an_ebpf_congestion_control_is_never_placed_whatever_the_path():
     assert refused_for({}) is None  # a scheme that is not a kernel TCP (sprout, a box)
     assert "hybla is an eBPF" in (refused_for({"cc_provider": "ebpf",
                                                "cc_requested": "hybla"}) or "")
+
+
+class ScriptedHost(FakeHost):
+    """A host whose shell answers each steering script in turn."""
+
+    def __init__(self, *outs: str) -> None:
+        super().__init__("")
+        self.outs = list(outs)
+
+    def cmd(self, *args: str) -> str:
+        self.commands.append(args)
+        return self.outs.pop(0)
+
+
+STEERED_0 = "rps=00000001\nsysfs-index=7\nlink-index=7\n"
+STEERING_OFF = "rps=00000000\nsysfs-index=7\nlink-index=7\n"
+
+
+def test_a_path_is_never_left_half_steered():
+    sender = ScriptedHost(STEERED_0, STEERING_OFF)
+    receiver = ScriptedHost("sh: 1: cannot create: Permission denied\n")
+    with pytest.raises(ReceiveSteeringError, match="Permission denied") as e:
+        steer_all([(sender, "s-eth0"), (receiver, "r-eth0")], [0])
+    assert "turned back" not in str(e.value)
+    # The sender's interface, steered first, was turned off again (mask 0, read back empty).
+    assert "echo 0 > /sys/class/net/s-eth0/queues/rx-0/rps_cpus" in sender.commands[1][-1]
+
+
+def test_an_interface_that_cannot_be_turned_back_off_is_named():
+    sender = ScriptedHost(STEERED_0, "sh: 1: cannot create: Read-only file system\n")
+    receiver = ScriptedHost("sh: 1: cannot create: Permission denied\n")
+    with pytest.raises(ReceiveSteeringError,
+                       match="s-eth0 could not be turned back off .still steered to CPUs .0.."):
+        steer_all([(sender, "s-eth0"), (receiver, "r-eth0")], [0])
