@@ -39,6 +39,9 @@ from core.traces import TraceSet
 TOPOLOGY_OPTION = "topology"
 # More slots than any pool has: a run asking for it takes the whole pool and goes alone.
 WHOLE_POOL = 1 << 16
+# A spec option: the run takes the whole pool whatever its kind would give it (a kind's
+# `slots` honours it), where an experiment measured that sharing makes the run late.
+ALONE_OPTION = "alone"
 
 
 class UnknownRunKind(UsageError):

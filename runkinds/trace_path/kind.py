@@ -14,7 +14,7 @@ from typing import Any
 from core.code_identity import EVERY_RUN_NATIVE, CodeRoots
 from core.errors import UsageError
 from core.paths import ProjectPaths
-from core.run_kind import WHOLE_POOL, RunKind
+from core.run_kind import ALONE_OPTION, WHOLE_POOL, RunKind
 from core.runspec import RunSpec
 from core.traces import TraceSet
 from core.worker_resources import file_sha256, trace_resource
@@ -70,6 +70,8 @@ class TracePathKind(RunKind):
         return span_of(spec, traces).span_ms / 1000.0
 
     def slots(self, spec: RunSpec) -> int:
+        if spec.option(ALONE_OPTION):
+            return WHOLE_POOL
         peak = fixed_rate_peak_mbps(spec)
         return WHOLE_POOL if peak is not None and peak > ALONE_ABOVE_MBPS else 1
 

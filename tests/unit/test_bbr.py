@@ -47,9 +47,11 @@ def test_quick_is_the_startup_pair_the_step_and_three_losses(tmp_path: Path) -> 
     assert step.option("rate_steps") == "10:20,20:10" and step.duration_s == 30.0
 
 
-def test_runs_at_100_mbps_go_alone_and_the_10_mbps_ones_share(tmp_path: Path) -> None:
+def test_every_full_run_goes_alone_and_the_quick_10_mbps_ones_share(tmp_path: Path) -> None:
     for spec in Bbr().matrix(quick=False):
-        alone = study_of(spec) in (LOSS, CONVERGENCE)
+        assert kind_of(spec).slots(spec) == WHOLE_POOL, spec.run_id()
+    for spec in Bbr().matrix(quick=True):
+        alone = study_of(spec) == LOSS  # 100 Mbit/s
         assert (kind_of(spec).slots(spec) == WHOLE_POOL) == alone, spec.run_id()
 
 

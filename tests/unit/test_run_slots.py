@@ -99,6 +99,8 @@ def test_a_trace_path_above_20_mbps_fixed_goes_alone() -> None:
     assert TRACE_PATH.slots(spec("rate:10", "rate:10", rate_steps="10:20,20:10")) == 1
     assert TRACE_PATH.slots(spec("rate:10", "rate:10", rate_steps="10:50")) == WHOLE_POOL
     assert TRACE_PATH.slots(spec("Verizon-LTE-short.up", "Verizon-LTE-short.down")) == 1
+    # Any rate goes alone when its spec asks.
+    assert TRACE_PATH.slots(spec("rate:10", "rate:10", alone=True)) == WHOLE_POOL
 
 
 def test_the_eta_counts_a_running_run_that_holds_the_whole_pool() -> None:
