@@ -37,9 +37,8 @@ def command_modules() -> tuple[ModuleType, ...]:
                  for module in PUBLIC_COMMANDS.values())
 
 
-def commands() -> dict[str, Command]:
-    """Every command of app/commands/ (the public ones and the internal ones) by name."""
-    return {**{module.NAME: module.run for module in command_modules()}, **INTERNAL_COMMANDS}
+def public_commands() -> dict[str, Command]:
+    return {module.NAME: module.run for module in command_modules()}
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -128,7 +127,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
     try:
-        command = INTERNAL_COMMANDS.get(args.command) or commands().get(args.command) or \
+        command = INTERNAL_COMMANDS.get(args.command) or public_commands().get(args.command) or \
             {m.NAME: m.run for m in paper_commands()}[args.command]
         return command(args, ProjectPaths())
     except KeyboardInterrupt:
