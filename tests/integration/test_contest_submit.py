@@ -79,7 +79,11 @@ def test_an_older_sourdough_controller_is_scored_and_placed_on_the_board(
                 "score"):
         assert isinstance(result[key], float), key
     assert result["api_generation"] == 2 and len(result["trials"]) == 2
-    assert result["score"] == max(t["score"] for t in result["trials"])  # best of the trials
+    # the best trial, among the timely ones when any was timely (a loaded machine can make
+    # one trial late: its score is not a faithful measurement)
+    timely = [t for t in result["trials"] if t["lateness_ok"] is not False]
+    best = max(timely or result["trials"], key=lambda t: t["score"])
+    assert result["score"] == best["score"] and result["best_trial"] == best["trial"]
     assert "score" in done.stdout and "rank" in done.stdout
     page = Path(result["leaderboard"])
     text = page.read_text()
