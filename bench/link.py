@@ -23,6 +23,10 @@
     through the emulator (a rate far above its ceiling) and across the bare path:
     offered and delivered datagrams per second, and the emulator's lateness. When
     the bare path delivers all iperf3 sent, iperf3 is the limit there, not the path.
+(e) The machine's timing floor (bench/timing_floor.py): how many departure gaps any link can
+    keep within 10% at 100 Mbit/s, given how often this machine takes a CPU away.
+(f) Departure precision at 100 Mbit/s, netrepro-link against the kernel's HTB shaper (what
+    Mininet-HiFi used) on the same path, one CUBIC flow each (bench/shaper_precision.py).
 The last line printed is one JSON object with every figure.
 """
 from __future__ import annotations
@@ -40,7 +44,7 @@ import numpy as np
 
 from analysis.fidelity import MAX_LATENESS_P99_US, lateness_p99_us
 from analysis.mahimahi_log import parse_log
-from bench import timing_floor
+from bench import shaper_precision, timing_floor
 from core.cpu_steal import StealMeter
 from core.active_runs import ActiveRun
 from core.endpoints import Endpoints
@@ -462,6 +466,12 @@ def main(paths: ProjectPaths, traces: TraceSet, args: argparse.Namespace) -> int
     result["timing_floor"] = timing_floor.measure(paths)
     floor_text = timing_floor.describe(result["timing_floor"])
     print(f"bench link: (e) the machine's timing floor: {floor_text}", flush=True)
+    print(f"bench link: (f) departure precision at {shaper_precision.RATE_MBPS:g} Mbit/s, "
+          f"netrepro-link against the kernel's HTB, one {shaper_precision.CC} flow, "
+          f"{shaper_precision.SECONDS:g} s each", flush=True)
+    result["shaper_precision"] = shaper_precision.measure(paths, out)
+    print(f"  gaps within 10%: {shaper_precision.describe(result['shaper_precision'])}",
+          flush=True)
     steal_pct = result["cpu_steal_pct"]
     print(f"  CPU steal during the bench: "
           f"{'unknown' if steal_pct is None else f'{steal_pct:.2f}%'}", flush=True)

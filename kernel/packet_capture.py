@@ -57,7 +57,8 @@ class PacketCapture:
     """One tcpdump process; `start()` returns once it listens, `stop()` returns its facts."""
 
     def __init__(self, host: MininetHost, interface: str, path: Path, bpf_filter: str = "tcp",
-                 on_process: Callable[[int, str], None] = lambda pid, marker: None) -> None:
+                 on_process: Callable[[int, str], None] = lambda pid, marker: None,
+                 immediate: bool = True, buffer_kib: int | None = None) -> None:
         if path.suffix != ".pcap":
             # Distributions' AppArmor profile for tcpdump lets it write *.pcap files only.
             raise ValueError(f"capture files must end in .pcap: {path}")
@@ -66,13 +67,19 @@ class PacketCapture:
         self.path = path
         self.bpf_filter = bpf_filter
         self.on_process = on_process
+        # Packet by packet (the default) keeps all up to a crash; a timing measurement asks
+        # for neither, so tcpdump does not wake for every frame on the CPUs it measures.
+        self.immediate = immediate
+        self.buffer_kib = buffer_kib
         self.stderr_path = path.with_suffix(".tcpdump.stderr")
         self.proc: subprocess.Popen[bytes] | None = None
         self.facts: dict[str, Any] | None = None
 
     def start(self) -> None:
         args = [tcpdump_path(), "-i", self.interface, "-w", str(self.path), "-s", str(SNAPLEN),
-                "-U", "-n", "-Z", "root", "--immediate-mode", *self.bpf_filter.split()]
+                "-n", "-Z", "root", *(["-U", "--immediate-mode"] if self.immediate else []),
+                *(["-B", str(self.buffer_kib)] if self.buffer_kib else []),
+                *self.bpf_filter.split()]
         with open(self.stderr_path, "wb") as err:
             self.proc = self.host.popen(args, stdout=subprocess.DEVNULL, stderr=err)
         self.on_process(self.proc.pid, "tcpdump")

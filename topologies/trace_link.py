@@ -191,6 +191,18 @@ def _one(name: str, *values: Any) -> Any:
     return given[0] if given else None
 
 
+def htb_commands(dev: str, rate_mbps: float, limit_packets: int) -> list[list[str]]:
+    """tc commands for an HTB class of `rate_mbps` on `dev`'s egress with a pfifo of
+    `limit_packets`: burst and cburst one full frame, so it paces every packet rather than
+    letting several through back to back, as its default burst (rate / HZ + MTU) would)."""
+    rate = f"{rate_mbps:g}mbit"
+    return [["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
+            ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+             "rate", rate, "ceil", rate, "burst", "1514b", "cburst", "1514b"],
+            ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo",
+             "limit", str(limit_packets)]]
+
+
 class TraceLink(Link):
     """A Mininet link whose middle is the emulator: node1 -- [netrepro-link] -- node2.
 
@@ -403,9 +415,12 @@ class TraceLink(Link):
         for intf in (self.left.intf2, self.right.intf1):
             self.middle.cmd("ip", "link", "set", intf.name, "up")
 
-    def forward_in_kernel(self) -> None:
+    def forward_in_kernel(self, htb_rate_mbps: float | None = None,
+                          htb_limit_packets: int = 1000) -> None:
         """The same path with no emulator: the middle node's kernel redirects every frame
         from one interface to the other (tc ingress, u32, mirred), for `bench link`'s bare path.
+        With `htb_rate_mbps`, the frames towards the receiver leave through the kernel's HTB
+        shaper at that rate instead (Mininet-HiFi's link: bench/shaper_precision.py).
         Instead of start(), never with it; the rules go with the middle's namespace."""
         if self.process is not None or self._stopped:
             raise EmulatorFailed("forward_in_kernel: the link already started or stopped")
@@ -417,9 +432,16 @@ class TraceLink(Link):
                             ["tc", "filter", "add", "dev", src, "parent", "ffff:", "protocol",
                              "all", "u32", "match", "u32", "0", "0",
                              "action", "mirred", "egress", "redirect", "dev", dst]):
-                out = self.middle.cmd(*command, "&&", "echo", "tc-ok")
-                if "tc-ok" not in out:
-                    raise EmulatorFailed(f"{' '.join(command)}: {out.strip()}")
+                self._middle_tc(command, "")
+        if htb_rate_mbps is not None:
+            for command in htb_commands(b, htb_rate_mbps, htb_limit_packets):
+                self._middle_tc(command, "the kernel's HTB qdisc (CONFIG_NET_SCH_HTB) is needed")
+
+    def _middle_tc(self, command: list[str], needs: str) -> None:
+        out = self.middle.cmd(*command, "&&", "echo", "tc-ok")
+        if "tc-ok" not in out:
+            raise EmulatorFailed(f"{' '.join(command)}: {out.strip()}"
+                                 + (f" ({needs})" if needs else ""))
 
     def start(self) -> None:
         """Turn offloads off on the whole path and start the emulator (once)."""

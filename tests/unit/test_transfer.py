@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import struct
+from types import SimpleNamespace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,6 +92,31 @@ def test_tcpdump_counts_are_read_from_its_last_words() -> None:
 def test_captures_must_be_pcap_files(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="must end in .pcap"):
         PacketCapture(None, "eth0", tmp_path / "x.cap")  # type: ignore[arg-type]
+
+
+class _ListeningHost:
+    """Records what tcpdump was started with and says it listens."""
+    name = "h"
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+
+    def popen(self, args: list[str], stdout: object, stderr: Any) -> Any:
+        self.args = args
+        stderr.write(b"listening on h-eth0\n")
+        stderr.flush()
+        return SimpleNamespace(pid=1, poll=lambda: None)
+
+
+def test_a_capture_is_packet_by_packet_unless_a_timing_measurement_asks(tmp_path: Path) -> None:
+    host = _ListeningHost()
+    PacketCapture(host, "h-eth0", tmp_path / "a.pcap").start()  # type: ignore[arg-type]
+    assert "-U" in host.args and "--immediate-mode" in host.args and "-B" not in host.args
+    PacketCapture(host, "h-eth0", tmp_path / "b.pcap",  # type: ignore[arg-type]
+                  "tcp dst port 5201", immediate=False, buffer_kib=65536).start()
+    assert "-U" not in host.args and "--immediate-mode" not in host.args
+    assert host.args[host.args.index("-B") + 1] == "65536"
+    assert host.args[-4:] == ["tcp", "dst", "port", "5201"]
 
 
 def test_the_clock_offset_is_tight() -> None:
