@@ -6,7 +6,8 @@ machine's; this step tells them apart. It runs the same path twice with the same
 CUBIC flow, 100 Mbit/s, a 1000-packet drop-tail queue, offloads off): once through
 netrepro-link, once with the middle node's kernel forwarding the frames (step (c)'s bare path)
 through an HTB class of the same rate that paces every frame (topologies/trace_link.py
-`htb_commands`).
+`htb_commands`). The emulator is placed as runs place it (a CPU of its own, the hosts' frames
+steered off it); HTB dequeues in the kernel's softirqs, wherever the frames are.
 
 Both are judged by one rule from one vantage point: a capture at the receiver's interface
 times every data frame, and the share of gaps between consecutive frames within 10% of the

@@ -194,7 +194,7 @@ def _one(name: str, *values: Any) -> Any:
 def htb_commands(dev: str, rate_mbps: float, limit_packets: int) -> list[list[str]]:
     """tc commands for an HTB class of `rate_mbps` on `dev`'s egress with a pfifo of
     `limit_packets`: burst and cburst one full frame, so it paces every packet rather than
-    letting several through back to back, as its default burst (rate / HZ + MTU) would)."""
+    letting several through back to back as its default burst (rate / HZ + MTU) would."""
     rate = f"{rate_mbps:g}mbit"
     return [["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
             ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
