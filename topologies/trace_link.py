@@ -42,6 +42,7 @@ from mininet.node import Node
 from core.paths import ProjectPaths
 from core.processes import stop_child
 from kernel import receive_steering
+from kernel.htb import htb_rate_steps
 from kernel.offloads import disable_offloads
 from topologies import queue_log as queue_log_files
 from topologies.cpu_placement import Placement, place
@@ -195,12 +196,9 @@ def htb_commands(dev: str, rate_mbps: float, limit_packets: int) -> list[list[st
     """tc commands for an HTB class of `rate_mbps` on `dev`'s egress with a pfifo of
     `limit_packets`: burst and cburst one full frame, so it paces every packet rather than
     letting several through back to back as its default burst (rate / HZ + MTU) would."""
-    rate = f"{rate_mbps:g}mbit"
-    return [["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
-            ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-             "rate", rate, "ceil", rate, "burst", "1514b", "cburst", "1514b"],
-            ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo",
-             "limit", str(limit_packets)]]
+    return [["tc", *args] for args in htb_rate_steps(
+        dev, rate_mbps, ["handle", "10:", "pfifo", "limit", str(limit_packets)],
+        burst_bytes=1514)]
 
 
 class TraceLink(Link):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import Unavailable
+from kernel.htb import htb_rate_steps
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +81,8 @@ def _tc(node: Any, args: list[str]) -> tuple[int, str]:
 def install_red(node: Any, dev: str, red: RedMarking, rate_mbps: float) -> dict[str, Any]:
     """HTB at `rate_mbps` feeding RED on `dev` in the node's namespace; the facts for
     meta.json. RedUnavailable when tc does not know RED (or refuses it)."""
-    steps = [
-        ["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
-        ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-         "rate", f"{rate_mbps:g}mbit", "ceil", f"{rate_mbps:g}mbit"],
-        ["qdisc", "add", "dev", dev, "parent", "1:1", "handle", RED_HANDLE,
-         *red.qdisc_args(rate_mbps)],
-    ]
-    for args in steps:
+    for args in htb_rate_steps(dev, rate_mbps, ["handle", RED_HANDLE,
+                                                *red.qdisc_args(rate_mbps)]):
         status, out = _tc(node, args)
         if status != 0:
             qdisc = "RED" if "red" in args else "HTB"
