@@ -21,7 +21,9 @@ full run adds Cubic, the two sweeps, and 60 s per comparison run (30 s per K).
 `--rate 1000` runs the comparison (Figures 1 and 13) at the paper's own 1 Gbit/s instead,
 judged against the hardware's numbers by the `*-1g-*` claims; the sweeps stay at 100 Mbit/s.
 `--queue red` makes the kernel's RED mark DCTCP's runs instead of the emulator (where the
-kernel has RED; elsewhere those runs fail naming it).
+kernel has RED; elsewhere those runs fail naming it). `--segments one` makes TCP at the
+senders build one-segment packets instead of TSO-sized bursts (docs/dctcp.md, "The senders'
+bursts").
 
 Figures (PNG and SVG) in results/dctcp/: fig1-queue (the queue over time), fig13-queue-cdf
 (its CDF beside Mininet-HiFi's and the hardware's published statistics), alpha-over-time,
@@ -63,6 +65,7 @@ FULL_S = 60.0
 K_SWEEP_S = 30.0
 WARMUP_S = 2.0
 QUEUES = ("ecn", "red")
+SEGMENT_CHOICES = ("gso", "one")
 
 OPTIONS: tuple[Setting, ...] = (
     Setting("queue", str, "which queue marks DCTCP's runs: ecn (netrepro-link's threshold "
@@ -71,6 +74,10 @@ OPTIONS: tuple[Setting, ...] = (
     Setting("rate", int, "the bottleneck's rate in Mbit/s: 100 (Mininet-HiFi's: every study) "
             "or 1000 (the paper's own: Figures 1 and 13 only)",
             default=RATE_MBPS, choices=(RATE_MBPS, PAPER_RATE_MBPS)),
+    Setting("segments", str, "what TCP at the senders builds: gso (the kernel's default: "
+            "multi-segment packets, sent in TSO-sized bursts) or one (one segment per packet, "
+            "as from a NIC without TSO; docs/dctcp.md, \"The senders' bursts\")",
+            default="gso", choices=SEGMENT_CHOICES),
 )
 
 SUMMARY_COLUMNS = [
@@ -133,6 +140,8 @@ class DctcpQueue(Experiment):
         super().__init__(traces or TraceSet([], Path("/nonexistent"), manifest={}), options)
         self.marking = "red" if self.chosen["queue"] == "red" else "emulator"
         self.rate_mbps = int(self.chosen["rate"])
+        # Only when asked for, so the default runs keep their ids.
+        self.one_segment = True if self.chosen["segments"] == "one" else None
 
     # ------------------------------------------------------------------ the matrix
 
@@ -146,7 +155,8 @@ class DctcpQueue(Experiment):
                        delay_ms=rtt_ms // 2, queue=queue, duration_s=duration_s, trial=trial,
                        options=make_params(topology=SHARED_BOTTLENECK.name, flows=flows,
                                            k=k, rtt_ms=rtt_ms, marking=marking,
-                                           warmup_s=WARMUP_S))
+                                           warmup_s=WARMUP_S,
+                                           one_segment_packets=self.one_segment))
 
     def matrix(self, quick: bool, trials: int = 1) -> list[RunSpec]:
         specs: list[RunSpec] = []

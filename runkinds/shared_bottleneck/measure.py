@@ -76,7 +76,8 @@ def measure(spec: RunSpec, out: Path, paths: ProjectPaths, traces: TraceSet,
                               data_delay_ms=rtt // 2, ack_delay_ms=rtt - rtt // 2,
                               queue=emulator_queue,
                               span_ms=int(round((duration_s + margin_s) * 1000)), red=red,
-                              sender_rtts_ms=hosts.host_rtts_ms if "host_rtts" in o else None)
+                              sender_rtts_ms=hosts.host_rtts_ms if "host_rtts" in o else None,
+                              one_segment_packets=bool(o.get("one_segment_packets", False)))
     meta["duration_s"] = duration_s
     meta["serve_margin_s"] = margin_s
     meta["flow_hosts"] = list(hosts.host_of_flow)

@@ -41,6 +41,7 @@ from mininet.node import Host, Node
 
 from core.active_runs import ActiveRun
 from kernel.offloads import disable_offloads
+from kernel.segments import SEGMENTS, one_segment_per_packet
 from topologies.link_side import LinkSide
 from runkinds.shared_bottleneck.red import RedMarking, install_red
 from topologies.guarded_network import GuardedNetwork
@@ -84,6 +85,9 @@ class BottleneckConfig:
     # emulator, rtt // 2 after the queue and the rest before the ACKs' queue. None: every
     # sender has the path's (data_delay_ms + ack_delay_ms).
     sender_rtts_ms: tuple[int, ...] | None = None
+    # TCP at the senders builds one-segment packets (kernel/segments.py); False: as the
+    # kernel builds them (GSO, sent in TSO-sized bursts).
+    one_segment_packets: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.senders <= MAX_SENDERS:
@@ -202,6 +206,9 @@ class SharedBottleneck(GuardedNetwork):
         for node, intf in [(s, s.defaultIntf().name) for s in self.senders] + \
                 [(switch, p) for p in ports if p != self.uplink]:
             disable_offloads(node, intf)  # the uplink's and the receiver's: TraceLink.start
+        if self.config.one_segment_packets:
+            for sender in self.senders:  # before any connection: TCP reads it as it routes
+                one_segment_per_packet(sender, sender.defaultIntf().name)
         for port in [*ports, self.bridge]:
             run(switch, ["ip", "link", "set", port, "up"], "bringing the bridge up")
         deadline = time.monotonic() + FORWARDING_TIMEOUT_S
@@ -267,4 +274,6 @@ class SharedBottleneck(GuardedNetwork):
                 "delay_where": "in the emulator, whole milliseconds (the sender links "
                                "have none)",
                 "receiver_ip": RECEIVER_IP,
+                "sender_segments_per_packet": (SEGMENTS if c.one_segment_packets else
+                                               "as TCP builds them (GSO: TSO-sized bursts)"),
                 "red": self.red_facts}

@@ -20,7 +20,12 @@ Required: flows (N), rtt_ms (the round trip: the spec's delay_ms is rtt_ms // 2)
 - `cpu_placement`: True gives the bottleneck's emulator a CPU of its own and steers the
   hosts' received frames off it (topologies/cpu_placement.py), never under an eBPF
   congestion control (its ssthresh then came back as a stale kernel word). Off by default:
-  it is a measured choice per experiment (docs/benchmarks.md, "The emulator's CPU").
+  it is a measured choice per experiment (docs/benchmarks.md, "The emulator's CPU");
+- `one_segment_packets`: True makes TCP at every sender build one-segment packets
+  (kernel/segments.py), so a sender sends what each ACK opens at once instead of waiting to
+  send a TSO-sized burst. Off by default: measured, it removes most of the senders' quiet
+  milliseconds but costs the emulator's precision under loss-based flows (docs/dctcp.md,
+  "The senders' bursts").
 """
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ NAME = "shared-bottleneck"
 MARKINGS = ("emulator", "red")
 OPTIONS = ("flows", "rtt_ms", "marking", "warmup_s")
 OPTIONAL = ("k", "buffer", "host_rtts", "start_spread_s", "seed", "start_interval_s",
-            "socket_sample_ms", "cpu_placement")
+            "socket_sample_ms", "cpu_placement", "one_segment_packets")
 MAX_FLOWS = 200  # iperf3 pairs on one receiver, ports FIRST_PORT.. (schemes/tcp_flows.py)
 MAX_HOSTS = 99  # two digits in the senders' names keep interface names within 15 bytes
 MAX_SPREAD_S = 60.0
@@ -148,6 +153,9 @@ def bottleneck_options(spec: RunSpec) -> dict[str, Any]:
             raise UsageError(f"{NAME}: {e}") from None
     if not isinstance(o.get("cpu_placement", False), bool):
         raise UsageError(f"{NAME}: cpu_placement={o['cpu_placement']!r} must be true or false")
+    if not isinstance(o.get("one_segment_packets", False), bool):
+        raise UsageError(f"{NAME}: one_segment_packets={o['one_segment_packets']!r} must be "
+                         "true or false")
     if not isinstance(o.get("seed", 1), int):
         raise UsageError(f"{NAME}: seed={o.get('seed')!r} must be a whole number")
     if spec.delay_ms != rtt // 2:

@@ -41,6 +41,7 @@ from core.results import ExperimentStore
 from core.traces import TraceSet
 from experiments.dctcp.queue import DctcpQueue
 from kernel.packet_capture import PacketCapture
+from kernel.segments import gso_max_segs
 from runkinds.shared_bottleneck.network import (RECEIVER_IP, BottleneckConfig,
                                                 SharedBottleneck, sender_ip)
 from topologies.guarded_network import new_prefix
@@ -113,7 +114,8 @@ def test_the_port_marks_exactly_the_ect_packets_above_k(tmp_path: Path,
                                                         paths: ProjectPaths) -> None:
     active = ActiveRun(tmp_path / "active", new_prefix())
     config = BottleneckConfig(senders=SENDERS, rate_mbps=100, data_delay_ms=0, ack_delay_ms=1,
-                              queue=f"ecn:k={K},packets={N}", span_ms=60_000)
+                              queue=f"ecn:k={K},packets={N}", span_ms=60_000,
+                              one_segment_packets=True)
     script = tmp_path / "ecn_sender.py"
     script.write_text(SENDER)
     pids: list[int] = []
@@ -123,6 +125,10 @@ def test_the_port_marks_exactly_the_ect_packets_above_k(tmp_path: Path,
         pids = [h.pid for h in [*net.senders, net.receiver, net.switch]]
         assert set(net.port_states().values()) == {"forwarding"}
         assert [s.IP() for s in net.senders] == [sender_ip(i) for i in (1, 2, 3)]
+        # Asked for, TCP at the senders builds one-segment packets (no TSO-sized bursts).
+        assert [gso_max_segs(s.cmd("ip", "-d", "link", "show", "dev", s.defaultIntf().name))
+                for s in net.senders] == [1, 1, 1]
+        assert net.describe()["sender_segments_per_packet"] == 1
         net.start()
         capture = PacketCapture(net.receiver, net.receiver.defaultIntf().name,
                                 tmp_path / "receiver.pcap",

@@ -17,7 +17,8 @@ from experiments.dctcp.queue import (FLOW_COUNTS, K_VALUES, DctcpQueue, study_of
 from experiments.registry import get_experiment
 from runkinds.registry import SHARED_BOTTLENECK, kind_of
 from core.run_kind import WHOLE_POOL
-from runkinds.shared_bottleneck.options import SETUP_PER_FLOW_S, SETUP_PER_HOST_S, serve_margin_s
+from runkinds.shared_bottleneck.options import (SETUP_PER_FLOW_S, SETUP_PER_HOST_S,
+                                                bottleneck_options, serve_margin_s)
 from tests.unit.fake_runs import trace_set
 
 
@@ -203,6 +204,16 @@ def test_rate_1000_runs_the_comparison_only_at_the_papers_rate() -> None:
         assert {s.data_trace for s in specs} == {"rate:1000"}
         assert {study_of(s) for s in specs} == {COMPARE_1G}
     assert {study_of(s) for s in DctcpQueue().matrix(quick=False)} == {COMPARE, FLOWS, K_SWEEP}
+
+
+def test_one_segment_packets_are_a_run_option_only_when_asked_for() -> None:
+    # The default keeps the runs' ids; `--segments one` makes runs of their own, which the
+    # shared bottleneck's options accept.
+    for spec in DctcpQueue().matrix(quick=False):
+        assert "one_segment_packets" not in dict(spec.options)
+    specs = DctcpQueue(options={"segments": "one"}).matrix(quick=True)
+    assert [dict(s.options)["one_segment_packets"] for s in specs] == [True, True]
+    assert all(bottleneck_options(s)["one_segment_packets"] is True for s in specs)
 
 
 def test_the_quick_pass_judges_what_it_ran_and_not_the_rest() -> None:

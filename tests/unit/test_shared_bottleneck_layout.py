@@ -42,6 +42,7 @@ def test_flows_spread_over_the_hosts_in_turn_with_their_round_trips() -> None:
     (dict(start_interval_s=2.0, start_spread_s=5.0), "not both"),
     (dict(start_interval_s=3.0, duration=26.0), "spread of their starts"),
     (dict(socket_sample_ms=2), "socket_sample_ms=2"),
+    (dict(one_segment_packets="yes"), "one_segment_packets='yes' must be true or false"),
 ])
 def test_bad_layouts_are_refused_naming_the_option(extra: dict, says: str) -> None:
     flows = int(extra.pop("flows", 8))
