@@ -28,7 +28,7 @@ from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 
-from bench.link import MAX_RATE_MBPS, RATES_MBPS, climb, next_rate  # noqa: E402
+from bench.link import MAX_RATE_MBPS, RATES_MBPS, climb, next_rate, refine  # noqa: E402
 
 
 class FakeLink:
@@ -101,6 +101,32 @@ def test_running_out_of_rates_reports_no_failing_rate() -> None:
     assert result.first_failed_mbps is None
     assert result.highest_held_mbps == link.measured[-1]
     assert next_rate(link.measured[-1]) is None
+
+
+def test_refining_halves_the_last_step_twice() -> None:
+    link = FakeLink(capacity=900)
+    result = refine(link.measure, holds, climb(link.measure, holds))
+    # 750 held, 1000 failed; 875 holds, then 950 (937.5 rounded to 25) fails twice.
+    assert link.measured[-5:] == [1000, 1000, 875, 950, 950]
+    assert (result.highest_held_mbps, result.first_failed_mbps) == (875, 950)
+    assert [r["rate_mbps"] for r in result.attempts][-3:] == [875, 950, 950]
+
+
+def test_refining_moves_down_when_the_midpoint_fails() -> None:
+    link = FakeLink(capacity=790)
+    result = refine(link.measure, holds, climb(link.measure, holds))
+    # 875 fails twice, then 800 (812.5 rounded) fails twice: 750 stays the highest held.
+    assert link.measured[-4:] == [875, 875, 800, 800]
+    assert (result.highest_held_mbps, result.first_failed_mbps) == (750, 800)
+
+
+def test_nothing_to_refine_without_a_held_and_a_failed_rate() -> None:
+    for capacity in (10, float("inf")):
+        link = FakeLink(capacity=capacity)
+        before = climb(link.measure, holds)
+        count = len(link.measured)
+        after = refine(link.measure, holds, before)
+        assert len(link.measured) == count and after is before
 
 
 # --- the held rule: delivery AND lateness ---------------------------------------------------
