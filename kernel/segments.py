@@ -14,7 +14,8 @@ The setting must be in place before a connection is made: TCP reads it when it r
 from __future__ import annotations
 
 import re
-from typing import Protocol
+
+from kernel.offloads import RunsCommands
 
 SEGMENTS = 1
 _SHOWN = re.compile(r"\bgso_max_segs (\d+)\b")
@@ -22,10 +23,6 @@ _SHOWN = re.compile(r"\bgso_max_segs (\d+)\b")
 
 class SegmentsError(RuntimeError):
     """The interface's segments per packet could not be set (the message names it)."""
-
-
-class RunsCommands(Protocol):
-    def cmd(self, *args: str) -> str: ...
 
 
 def gso_max_segs(shown: str) -> int | None:
