@@ -29,7 +29,8 @@ import dpkt
 import numpy as np
 from mininet.net import Mininet
 
-from analysis.queue_log import CE, ECT0, ECT1, NOT_ECT, departure_gaps, parse_queue_log
+from analysis.queue_log import (CE, ECT0, ECT1, NOT_ECT, departure_gaps, ideal_gap_us,
+                                parse_queue_log)
 from app.executor import execute
 from core.paths import ProjectPaths
 from core.results import ExperimentStore
@@ -49,7 +50,7 @@ BURSTS, BURST = 12, 80
 # spread every burst that thin and nothing overflowed); the 40 accepted drain in 24 ms.
 RATE_MBPS = 20
 RATE = f"rate:{RATE_MBPS}"
-OPPORTUNITY_US = 1504 * 8 / RATE_MBPS  # 601.6 us
+OPPORTUNITY_US = ideal_gap_us(RATE_MBPS)  # 601.6 us
 GAP_S = 0.05
 SENDER_TIMEOUT_S = 30.0
 CODEPOINTS = (ECT0, NOT_ECT, ECT1, CE)  # by datagram number modulo 4
